@@ -1,0 +1,57 @@
+"""The exception hierarchy: one base class, one subclass per room.
+
+Where callers of netCDF4-python or zarr-python catch a builtin class (KeyError, ValueError,
+PermissionError, ...), the nczarr class derives from that builtin too.
+"""
+
+from __future__ import annotations
+
+
+class NCZarrError(Exception):
+    """Base class of every error nczarr raises on purpose."""
+
+
+class StoreError(NCZarrError, OSError):
+    """A key/value store could not do what was asked."""
+
+
+class InvalidKeyError(StoreError, ValueError):
+    """A key that could escape the store root or is malformed."""
+
+
+class KeyNotFoundError(StoreError, KeyError):
+    """A key that is not in the store."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ReadOnlyError(StoreError, PermissionError):
+    """A write to a store, array or group opened read-only."""
+
+
+class InvalidModeError(NCZarrError, ValueError):
+    """An open mode that is not one nczarr accepts."""
+
+
+class MetadataError(NCZarrError, ValueError):
+    """A metadata document that is corrupt, unsupported or inconsistent."""
+
+
+class CodecError(NCZarrError, ValueError):
+    """A codec that is unknown, misconfigured, or failed on a chunk."""
+
+
+class NodeNotFoundError(NCZarrError, KeyError):
+    """A group or array path that does not exist."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NodeExistsError(NCZarrError, FileExistsError):
+    """A group or array that already exists where a new one was asked for."""
+
+
+class SelectionError(NCZarrError, IndexError):
+    """An index or selection that does not fit the array."""

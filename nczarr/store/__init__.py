@@ -1,0 +1,34 @@
+"""Key/value stores: where the keys and values of a Zarr hierarchy live."""
+
+from __future__ import annotations
+
+from nczarr.errors import InvalidModeError
+from nczarr.store.base import (
+    ByteRange,
+    Store,
+    slice_range,
+    validate_key,
+    validate_prefix,
+    validate_range,
+)
+from nczarr.store.directory import DirectoryStore
+from nczarr.store.fsspec import FsspecStore
+from nczarr.store.memory import MemoryStore
+from nczarr.store.open import MODES, open_store
+from nczarr.store.zip import ZipStore
+
+__all__ = [
+    "MODES",
+    "ByteRange",
+    "DirectoryStore",
+    "FsspecStore",
+    "InvalidModeError",
+    "MemoryStore",
+    "Store",
+    "ZipStore",
+    "open_store",
+    "slice_range",
+    "validate_key",
+    "validate_prefix",
+    "validate_range",
+]

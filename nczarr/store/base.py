@@ -1,0 +1,232 @@
+"""The key/value store interface of the Zarr core protocol, plus batch and byte-range reads.
+
+Keys are ``/``-separated relative paths such as ``a/b/zarr.json`` or ``v/c/0/1``. Every
+store validates keys the same way (``validate_key``), so no key can reach outside its root.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
+
+from nczarr.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
+
+#: A byte range ``(offset, length)``. ``length`` None reads to the end; a negative ``offset``
+#: with ``length`` None reads that many bytes from the end (the sharding index is a suffix).
+ByteRange = tuple[int, int | None]
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` if it is a safe relative key, else raise InvalidKeyError naming it."""
+    if not isinstance(key, str):
+        raise InvalidKeyError(f"store key must be a str, not {type(key).__name__}: {key!r}")
+    if key == "":
+        raise InvalidKeyError("store key must not be empty")
+    if "\x00" in key:
+        raise InvalidKeyError(f"store key {key!r} contains a NUL character")
+    if "\\" in key:
+        raise InvalidKeyError(f"store key {key!r} contains a backslash")
+    if key.startswith("/"):
+        raise InvalidKeyError(f"store key {key!r} is absolute; keys are relative to the store root")
+    for segment in key.split("/"):
+        if segment == "":
+            raise InvalidKeyError(f"store key {key!r} has an empty segment")
+        if segment in (".", ".."):
+            raise InvalidKeyError(f"store key {key!r} has a {segment!r} segment")
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return a listing prefix (``""`` or a valid key followed by ``/``), else raise."""
+    if prefix == "":
+        return prefix
+    if not prefix.endswith("/"):
+        raise InvalidKeyError(f"store prefix {prefix!r} must be empty or end with '/'")
+    validate_key(prefix[:-1])
+    return prefix
+
+
+def validate_range(byte_range: ByteRange | None) -> ByteRange | None:
+    """Return ``byte_range`` if it is None or a well-formed ByteRange, else raise."""
+    if byte_range is None:
+        return None
+    offset, length = byte_range
+    if length is not None:
+        if offset < 0:
+            raise InvalidKeyError(f"byte range {byte_range!r}: a suffix range takes no length")
+        if length < 0:
+            raise InvalidKeyError(f"byte range {byte_range!r}: the length is negative")
+    return byte_range
+
+
+def slice_range(value: bytes, byte_range: ByteRange | None) -> bytes:
+    """Apply a ByteRange to a whole value (for stores that hold values in memory)."""
+    if byte_range is None:
+        return value
+    offset, length = validate_range(byte_range)
+    if offset < 0 or length is None:
+        return value[offset:]
+    return value[offset : offset + length]
+
+
+def check_size(key: str, size: int, buffer_size: int) -> None:
+    """Raise StoreError unless a value of ``size`` bytes fills a buffer of ``buffer_size``."""
+    if size != buffer_size:
+        raise StoreError(
+            f"value of {key!r} has {size} bytes but the buffer to read it into has {buffer_size}"
+        )
+
+
+class Store(ABC):
+    """A mapping of keys to bytes. Subclasses implement the ``_`` methods; the public methods
+    validate keys and refuse writes when the store is read-only."""
+
+    #: Capability flags, looked at instead of isinstance checks.
+    supports_writes: ClassVar[bool] = True
+    supports_deletes: ClassVar[bool] = True
+    supports_listing: ClassVar[bool] = True
+    #: Whether batch calls gain from running concurrently (remote stores).
+    prefers_concurrency: ClassVar[bool] = False
+
+    def __init__(self, *, read_only: bool = False) -> None:
+        self.read_only = read_only or not self.supports_writes
+
+    # -- reading -------------------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes:
+        """The value of ``key`` (or a byte range of it); KeyNotFoundError if it is absent."""
+        value = self._get(validate_key(key), validate_range(byte_range))
+        if value is None:
+            raise self._not_found(key)
+        return value
+
+    def get_into(self, key: str, buffer: memoryview | bytearray) -> bool:
+        """Read the whole value of ``key`` into the writable, contiguous ``buffer``, which must
+        be exactly its size (StoreError otherwise); False when ``key`` is absent."""
+        return self._get_into(validate_key(key), memoryview(buffer).cast("B"))
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """The values of those ``keys`` that exist; absent keys are left out."""
+        keys = [validate_key(k) for k in keys]
+        return self._get_many(keys)
+
+    def exists(self, key: str) -> bool:
+        return self._exists(validate_key(key))
+
+    def getsize(self, key: str) -> int:
+        """Size in bytes of the value of ``key``; KeyNotFoundError if it is absent."""
+        size = self._getsize(validate_key(key))
+        if size is None:
+            raise self._not_found(key)
+        return size
+
+    def list(self) -> Iterator[str]:
+        """Every key in the store."""
+        return self._list_prefix("")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key that starts with ``prefix`` (``""`` or ending with ``/``)."""
+        return self._list_prefix(validate_prefix(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """Immediate children of ``prefix``: (names of keys, names of sub-prefixes), sorted."""
+        return self._list_dir(validate_prefix(prefix))
+
+    # -- writing -------------------------------------------------------------------------
+    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        """Store ``value`` under ``key`` atomically: a reader sees the old value or the new."""
+        self._check_writable(key)
+        self._set(validate_key(key), value)
+
+    def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        for key in items:
+            self._check_writable(key)
+            validate_key(key)
+        self._set_many(items)
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; removing an absent key is not an error."""
+        self._check_writable(key)
+        self._delete(validate_key(key))
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        for key in keys:
+            self._check_writable(key)
+            validate_key(key)
+        self._delete_many(keys)
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key below ``prefix``."""
+        self._check_writable(prefix)
+        self._delete_many(list(self._list_prefix(validate_prefix(prefix))))
+
+    def close(self) -> None:
+        """Release resources; a store that buffers writes makes them durable here."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_writable(self, key: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"cannot write {key!r}: {self!r} is open read-only")
+
+    def _not_found(self, key: str) -> KeyNotFoundError:
+        return KeyNotFoundError(f"no key {key!r} in {self!r}")
+
+    # -- what subclasses implement ---------------------------------------------------------
+    @abstractmethod
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        """The value or None when absent."""
+
+    @abstractmethod
+    def _set(self, key: str, value: bytes | bytearray | memoryview) -> None: ...
+
+    @abstractmethod
+    def _delete(self, key: str) -> None: ...
+
+    @abstractmethod
+    def _list_prefix(self, prefix: str) -> Iterator[str]: ...
+
+    def _exists(self, key: str) -> bool:
+        return self._get(key, (0, 0)) is not None
+
+    def _getsize(self, key: str) -> int | None:
+        value = self._get(key, None)
+        return None if value is None else len(value)
+
+    def _get_into(self, key: str, view: memoryview) -> bool:
+        value = self._get(key, None)
+        if value is None:
+            return False
+        check_size(key, len(value), view.nbytes)
+        view[:] = value
+        return True
+
+    def _list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for key in self._list_prefix(prefix):
+            head, sep, _ = key[len(prefix) :].partition("/")
+            (prefixes if sep else keys).add(head)
+        return sorted(keys), sorted(prefixes)
+
+    def _get_many(self, keys: list[str]) -> dict[str, bytes]:
+        if self.prefers_concurrency and len(keys) > 1:
+            with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
+                values = list(pool.map(lambda k: self._get(k, None), keys))
+        else:
+            values = [self._get(k, None) for k in keys]
+        return {k: v for k, v in zip(keys, values) if v is not None}
+
+    def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        for key, value in items.items():
+            self._set(key, value)
+
+    def _delete_many(self, keys: list[str]) -> None:
+        for key in keys:
+            self._delete(key)

@@ -1,0 +1,180 @@
+"""A store on any fsspec filesystem: object stores, HTTP, memory, ..."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from nczarr.errors import StoreError
+from nczarr.store.base import ByteRange, Store
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+#: What fsspec filesystems raise for a path that holds no value.
+_ABSENT = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def _any_glob(keys: list[str]) -> bool:
+    """Whether a key would be expanded as a glob pattern by fsspec's batch calls."""
+    return any(_GLOB_CHARACTERS.intersection(key) for key in keys)
+
+
+def _import_fsspec() -> Any:
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise StoreError(
+            "remote and fsspec stores need fsspec: pip install nczarr[remote]"
+        ) from exc
+    return fsspec
+
+
+class FsspecStore(Store):
+    """Keys are paths under a root on an fsspec filesystem.
+
+    ``url_or_fs`` is a URL (``s3://bucket/key``, ``memory://x``, ...), opened with
+    ``storage_options``, or a filesystem object; ``path`` is appended to the root.
+    """
+
+    prefers_concurrency = True
+
+    def __init__(
+        self,
+        url_or_fs: str | AbstractFileSystem,
+        *,
+        read_only: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
+        path: str = "",
+    ) -> None:
+        super().__init__(read_only=read_only)
+        fsspec = _import_fsspec()
+        if isinstance(url_or_fs, str):
+            try:
+                fs, root = fsspec.core.url_to_fs(url_or_fs, **(storage_options or {}))
+            except (ImportError, ValueError) as exc:
+                raise StoreError(f"cannot open a filesystem for {url_or_fs!r}: {exc}") from exc
+        else:
+            if storage_options:
+                raise StoreError("storage_options apply to a URL, not to a filesystem object")
+            fs, root = url_or_fs, ""
+        if path:
+            root = posixpath.join(root, path.strip("/")) if root else path
+        self.fs: AbstractFileSystem = fs
+        #: The root path in the filesystem's own spelling, without a trailing "/".
+        self.root: str = fs._strip_protocol(root).rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.fs.unstrip_protocol(self.root)!r})"
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{key}"
+
+    def _key(self, path: str) -> str | None:
+        """The key of a path the filesystem lists, None if it is not under the root."""
+        start = len(self.root) + 1
+        if len(path) > start and path.startswith(self.root) and path[start - 1] == "/":
+            return path[start:]
+        return None
+
+    # -- reading -------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        path = self._path(key)
+        try:
+            if byte_range is None:
+                return self.fs.cat_file(path)
+            offset, length = byte_range
+            if length == 0:  # an empty HTTP range would be invalid
+                return b"" if self.fs.isfile(path) else None
+            end = None if length is None else offset + length
+            # A negative start is a suffix range in fsspec too.
+            return self.fs.cat_file(path, start=offset, end=end)
+        except _ABSENT:
+            return None
+
+    def _get_many(self, keys: list[str]) -> dict[str, bytes]:
+        if _any_glob(keys):
+            return super()._get_many(keys)
+        paths = {self.fs._strip_protocol(self._path(key)): key for key in keys}
+        # on_error="return" rather than "omit": only a missing key may be left out; any
+        # other failure (permissions, network) must not pass for a missing chunk.
+        results = self.fs.cat(list(paths), on_error="return") if paths else {}
+        values: dict[str, bytes] = {}
+        for path, value in results.items():
+            key = paths[path]
+            if isinstance(value, _ABSENT):
+                continue
+            if isinstance(value, BaseException):
+                raise StoreError(f"cannot read {key!r} from {self!r}: {value}") from value
+            values[key] = value
+        return values
+
+    def _exists(self, key: str) -> bool:
+        return self.fs.isfile(self._path(key))
+
+    def _getsize(self, key: str) -> int | None:
+        try:
+            info = self.fs.info(self._path(key))
+        except _ABSENT:
+            return None
+        return info["size"] if info["type"] == "file" else None
+
+    def _list_prefix(self, prefix: str) -> Iterator[str]:
+        try:
+            paths = self.fs.find(self._path(prefix).rstrip("/"))
+        except _ABSENT:
+            return
+        for path in paths:
+            key = self._key(path)
+            if key is not None and key.startswith(prefix) and not key.endswith("/"):
+                yield key
+
+    def _list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        # One ls of the prefix, not a find of everything below it.
+        directory = self._path(prefix).rstrip("/")
+        try:
+            entries = self.fs.ls(directory, detail=True)
+        except _ABSENT:
+            return [], []
+        keys: list[str] = []
+        prefixes: list[str] = []
+        for entry in entries:
+            key = self._key(entry["name"].rstrip("/"))
+            if key is None or not key.startswith(prefix):
+                continue  # ls of a file lists the file itself
+            name = key[len(prefix) :]
+            if name and "/" not in name:
+                (prefixes if entry["type"] == "directory" else keys).append(name)
+        return sorted(keys), sorted(prefixes)
+
+    # -- writing -------------------------------------------------------------------------
+    def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        self._set_many({key: value})
+
+    def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        data = {self._path(key): bytes(value) for key, value in items.items()}
+        try:
+            self.fs.pipe(data)
+        except FileNotFoundError:
+            # Filesystems with real directories (local, sftp) need the parents first.
+            for path in data:
+                self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+            self.fs.pipe(data)
+
+    def _delete(self, key: str) -> None:
+        try:
+            self.fs.rm_file(self._path(key))
+        except _ABSENT:
+            pass
+
+    def _delete_many(self, keys: list[str]) -> None:
+        if not keys or _any_glob(keys):
+            super()._delete_many(keys)
+            return
+        try:
+            self.fs.rm([self._path(key) for key in keys])
+        except FileNotFoundError:
+            # Some filesystems refuse the whole batch for one absent key.
+            super()._delete_many(keys)

@@ -1,0 +1,168 @@
+"""DirectoryStore: file layout, atomic writes, pruning, the root."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nczarr.errors import StoreError
+from nczarr.store import DirectoryStore
+from nczarr.store._files import TEMP_PREFIX
+
+
+def leftovers(root: Path) -> list[Path]:
+    """Temporary files anywhere under ``root``."""
+    return [p for p in root.rglob("*") if p.name.startswith(".tmp-")]
+
+
+def test_key_is_a_file_path_under_the_root(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    store.set("a/b/c", b"value")
+    assert (tmp_path / "a" / "b" / "c").read_bytes() == b"value"
+    (tmp_path / "a" / "written-elsewhere").write_bytes(b"outside")
+    assert store.get("a/written-elsewhere") == b"outside"
+    assert sorted(store.list()) == ["a/b/c", "a/written-elsewhere"]
+
+
+def test_root_may_be_str_or_path_and_compares_by_resolved_root(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    by_str = DirectoryStore(str(tmp_path / "real"))
+    by_path = DirectoryStore(tmp_path / "real")
+    by_link = DirectoryStore(tmp_path / "link")
+    assert by_str == by_path == by_link
+    assert len({by_str, by_path, by_link}) == 1
+    assert by_str != DirectoryStore(tmp_path)
+    assert repr(by_str) == f"DirectoryStore({str(tmp_path / 'real')!r})"
+
+
+def test_root_is_created_by_default(tmp_path: Path) -> None:
+    DirectoryStore(tmp_path / "new" / "root")
+    assert (tmp_path / "new" / "root").is_dir()
+
+
+@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
+def test_missing_root_is_an_error_naming_it(tmp_path: Path, options: dict[str, bool]) -> None:
+    with pytest.raises(StoreError, match="does not exist") as info:
+        DirectoryStore(tmp_path / "missing", **options)
+    assert str(tmp_path / "missing") in str(info.value)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_root_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(StoreError, match="not a directory"):
+        DirectoryStore(tmp_path / "file")
+
+
+def test_failed_replace_keeps_old_value_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = DirectoryStore(tmp_path)
+    store.set("a/key", b"old")
+
+    def fail(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(StoreError, match="'a/key'.*No space left"):
+        store.set("a/key", b"new")
+    monkeypatch.undo()
+    assert store.get("a/key") == b"old"
+    assert leftovers(tmp_path) == []
+
+
+def test_interrupted_write_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = DirectoryStore(tmp_path)
+    store.set("key", b"old")
+
+    def interrupt(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        store.set("key", b"new")
+    monkeypatch.undo()
+    assert store.get("key") == b"old"
+    assert leftovers(tmp_path) == []
+
+
+def test_concurrent_reader_never_sees_a_partial_value(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    size = 1 << 21
+    values = [b"a" * size, b"b" * size]
+    store.set("chunk", values[0])
+    stop = threading.Event()
+
+    def write() -> None:
+        for i in range(40):
+            store.set("chunk", values[i % 2])
+        stop.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    while not stop.is_set():
+        assert store.get("chunk") in values
+    writer.join()
+    assert leftovers(tmp_path) == []
+
+
+def test_temporary_files_are_not_listed(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    store.set("a/.zarray", b"{}")
+    store.set(".tmp-not-ours", b"a real key")
+    (tmp_path / "a" / f"{TEMP_PREFIX}0123456789abcdef").write_bytes(b"half a value")
+    assert sorted(store.list()) == [".tmp-not-ours", "a/.zarray"]
+    assert store.list_dir("a/") == ([".zarray"], [])
+    assert store.list_dir("") == ([".tmp-not-ours"], ["a"])
+
+
+def test_new_files_get_the_umask_permissions(tmp_path: Path) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        DirectoryStore(tmp_path).set("key", b"x")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((tmp_path / "key").stat().st_mode) == 0o644
+
+
+def test_delete_prunes_empty_directories_but_not_the_root(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "root")
+    store.set("g/v/c/0/0", b"x")
+    store.set("g/zarr.json", b"{}")
+    store.delete("g/v/c/0/0")
+    assert not (tmp_path / "root" / "g" / "v").exists()
+    assert (tmp_path / "root" / "g" / "zarr.json").is_file()
+    store.delete("g/zarr.json")
+    assert list((tmp_path / "root").iterdir()) == []
+
+
+def test_a_key_cannot_replace_a_directory_or_sit_below_a_file(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    store.set("a/b", b"x")
+    with pytest.raises(StoreError, match="'a'"):
+        store.set("a", b"y")
+    with pytest.raises(StoreError, match="'a/b/c'"):
+        store.set("a/b/c", b"y")
+    assert store.get("a/b") == b"x"
+    assert leftovers(tmp_path) == []
+
+
+def test_get_into_reads_a_whole_file_into_an_array(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    data = np.arange(1 << 16, dtype="<f8")
+    store.set("c/0", data)
+    out = np.empty_like(data)
+    assert store.get_into("c/0", out)
+    np.testing.assert_array_equal(out, data)
+    with pytest.raises(StoreError, match="'c/0'"):
+        store.get_into("c/0", np.empty(10, dtype="<f8"))
+    assert store.get_into("c/1", out) is False
+    assert store.get_into("c", out) is False  # a directory is no key
