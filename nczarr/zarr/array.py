@@ -1,0 +1,469 @@
+"""Zarr arrays: orthogonal reads and writes, chunk by chunk, with concurrent codecs and a
+bounded write-back chunk cache."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from nczarr.errors import CodecError, SelectionError, StoreError
+from nczarr.store.base import Store
+from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline
+from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
+from nczarr.zarr.indexing import ChunkProjection, OrthogonalSelection
+from nczarr.zarr.node import Node, key_prefix
+
+log = logging.getLogger(__name__)
+
+#: Default budget of decoded chunks kept per array (the write-back cache).
+DEFAULT_CACHE_BYTES = 64 * 2**20
+#: Chunks fetched from a remote store per batch.
+BATCH_SIZE = 64
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def executor() -> ThreadPoolExecutor:
+    """The process-wide pool that encodes, decodes and moves chunks (codecs release the GIL)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 2), thread_name_prefix="nczarr")
+        return _pool
+
+
+def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
+    """Run tasks in the pool (inline when there is only one) and re-raise the first error."""
+    if len(tasks) <= 1:
+        return [t() for t in tasks]
+    return list(executor().map(lambda t: t(), tasks))
+
+
+def build_pipeline(metadata: Any) -> CodecPipeline:
+    """The codec pipeline of an array's metadata (v2 or v3)."""
+    spec = ChunkSpec(
+        shape=tuple(metadata.chunk_shape),
+        dtype=metadata.dtype,
+        fill_value=metadata.fill_value_or_default,
+        order=metadata.order,
+    )
+    if metadata.zarr_format == 3:
+        return pipeline_from_v3(list(metadata.codecs), spec)
+    return pipeline_from_v2(
+        list(metadata.filters) if metadata.filters else None, metadata.compressor, spec
+    )
+
+
+class ChunkCache:
+    """LRU of decoded chunks by key, bounded in bytes. Dirty chunks are written back by the
+    owner when evicted or flushed."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.lock = threading.RLock()
+        self._entries: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self.lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: str, chunk: np.ndarray, dirty: bool) -> list[tuple[str, np.ndarray]]:
+        """Insert; returns the dirty chunks evicted to make room (the caller writes them)."""
+        with self.lock:
+            self.discard(key)
+            self._entries[key] = (chunk, dirty)
+            self._bytes += chunk.nbytes
+            evicted = []
+            while self._bytes > self.max_bytes and len(self._entries) > 1:
+                old_key, (old, old_dirty) = self._entries.popitem(last=False)
+                self._bytes -= old.nbytes
+                if old_dirty:
+                    evicted.append((old_key, old))
+            return evicted
+
+    def discard(self, key: str) -> None:
+        with self.lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._bytes -= entry[0].nbytes
+
+    def take_dirty(self) -> list[tuple[str, np.ndarray]]:
+        """The dirty chunks, now marked clean."""
+        with self.lock:
+            dirty = [(k, c) for k, (c, d) in self._entries.items() if d]
+            for k, c in dirty:
+                self._entries[k] = (c, False)
+            return dirty
+
+    def clear(self) -> None:
+        with self.lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def keys(self) -> list[str]:
+        with self.lock:
+            return list(self._entries)
+
+    def fits(self, nbytes: int) -> bool:
+        return nbytes <= self.max_bytes
+
+
+class ChunkWriter:
+    """Encodes chunks and stores them; held apart from the Array so a finalizer can flush
+    the cache without keeping the Array alive."""
+
+    def __init__(self, store: Store, pipeline: CodecPipeline, write_empty_chunks: bool) -> None:
+        self.store = store
+        self.pipeline = pipeline
+        self.write_empty_chunks = write_empty_chunks
+
+    def encode(self, key: str, chunk: np.ndarray) -> bytes | bytearray | memoryview | None:
+        """Encoded bytes, or None when the chunk is all fill and need not be stored."""
+        if not self.write_empty_chunks and chunk_is_fill(chunk, self.pipeline.spec.fill_value):
+            return None
+        try:
+            return self.pipeline.encode(chunk)
+        except CodecError as e:
+            raise CodecError(f"chunk {key!r}: {e}") from e
+
+    def write(self, chunks: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Encode concurrently, then store (or delete the keys of all-fill chunks)."""
+        chunks = list(chunks)
+        if not chunks:
+            return
+        if self.store.prefers_concurrency:
+            encoded = _run([lambda k=k, c=c: self.encode(k, c) for k, c in chunks])
+            self.store.set_many({k: v for (k, _), v in zip(chunks, encoded) if v is not None})
+            empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
+        else:
+            was_fill = _run([lambda k=k, c=c: self._store_one(k, c) for k, c in chunks])
+            empties = [k for (k, _), empty in zip(chunks, was_fill) if empty]
+        if empties:
+            self.store.delete_many(empties)
+
+    def _store_one(self, key: str, chunk: np.ndarray) -> bool:
+        """Encode and store one chunk; True when it was all fill (to be deleted)."""
+        data = self.encode(key, chunk)
+        if data is None:
+            return True
+        self.store.set(key, data)
+        return False
+
+    def flush(self, cache: ChunkCache) -> None:
+        self.write(cache.take_dirty())
+
+
+class Array(Node):
+    """A Zarr array (v2 or v3) in a store. Indexing is orthogonal, as in netCDF4 and
+    zarr-python's ``oindex``; results are numpy arrays."""
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        metadata: Any,
+        *,
+        read_only: bool = False,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        write_empty_chunks: bool = False,
+    ) -> None:
+        super().__init__(store, path, metadata, read_only=read_only)
+        self._pipeline = build_pipeline(metadata)
+        self._prefix = key_prefix(path)
+        self._cache = ChunkCache(cache_bytes)
+        self._writer = ChunkWriter(store, self._pipeline, write_empty_chunks)
+        # Dirty chunks reach the store even if the caller forgets flush().
+        self._finalizer = weakref.finalize(self, self._writer.flush, self._cache)
+
+    # -- description ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.metadata.shape)
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return tuple(self.metadata.chunk_shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.metadata.dtype
+
+    @property
+    def fill_value(self) -> Any:
+        return self.metadata.fill_value
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        return self.metadata.dimension_names
+
+    @property
+    def nchunks(self) -> int:
+        return int(np.prod(self._grid(self.shape), dtype=np.int64))
+
+    @property
+    def pipeline(self) -> CodecPipeline:
+        return self._pipeline
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a scalar array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<nczarr.Array {self.path or '/'!r} shape={self.shape} dtype={self.dtype} zarr_format={self.zarr_format}>"
+
+    def _grid(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(-(-n // c) for n, c in zip(shape, self.chunks))
+
+    def chunk_key(self, coords: tuple[int, ...]) -> str:
+        """The store key of the chunk at grid position ``coords``."""
+        return self._prefix + self.metadata.chunk_key(coords)
+
+    # -- reading -------------------------------------------------------------------------
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        return self.get_orthogonal_selection(selection)
+
+    def get_orthogonal_selection(self, selection: Any) -> np.ndarray:
+        sel = OrthogonalSelection(selection, self.shape, self.chunks)
+        out = np.empty(sel.shape, dtype=self.dtype)
+        view = sel.out_view(out)
+        pending: list[tuple[str, ChunkProjection]] = []
+        for proj in sel.projections():
+            key = self.chunk_key(proj.coords)
+            cached = self._cache.get(key)
+            if cached is not None:
+                view[proj.out_selection] = cached[proj.chunk_selection]
+            else:
+                pending.append((key, proj))
+        self._load(view, pending)
+        return out[()] if out.ndim == 0 else out
+
+    def _decode(self, key: str, data: bytes | bytearray | memoryview | None) -> np.ndarray | None:
+        if data is None:
+            return None
+        try:
+            return self._pipeline.decode(data)
+        except CodecError as e:
+            raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
+
+    def _place(self, view: np.ndarray, proj: ChunkProjection, chunk: np.ndarray | None) -> None:
+        if chunk is None:
+            view[proj.out_selection] = self._pipeline.spec.fill_value
+        else:
+            view[proj.out_selection] = chunk[proj.chunk_selection]
+
+    def _readinto_target(self, view: np.ndarray, proj: ChunkProjection) -> np.ndarray | None:
+        """The destination of a chunk whose stored bytes can be read straight into the result."""
+        if not (proj.full and self._pipeline.is_raw):
+            return None
+        if any((k + 1) * c > n for k, c, n in zip(proj.coords, self.chunks, self.shape)):
+            return None  # an edge chunk is stored padded, bigger than its place
+        if not all(isinstance(s, slice) for s in proj.out_selection):
+            return None
+        target = view[(*proj.out_selection, Ellipsis)]
+        contiguous = target.flags.f_contiguous if self.metadata.order == "F" else target.flags.c_contiguous
+        return target if contiguous else None
+
+    def _load_one(self, view: np.ndarray, key: str, proj: ChunkProjection) -> np.ndarray | None:
+        target = self._readinto_target(view, proj)
+        if target is not None:
+            try:
+                # Bytes, in memory order: datetime and other dtypes have no buffer format.
+                if not self.store.get_into(key, target.ravel(order="K").view(np.uint8)):
+                    target[...] = self._pipeline.spec.fill_value
+                return None
+            except StoreError:
+                pass  # e.g. a value of the wrong size: the decoding path below says what is wrong
+        if self._pipeline.partial_decodable and not proj.full:
+            self._load_part_of_shard(view, key, proj)
+            return None
+        try:
+            data = self.store.get(key)
+        except KeyError:
+            data = None
+        chunk = self._decode(key, data)
+        self._place(view, proj, chunk)
+        return chunk
+
+    def _load_part_of_shard(self, view: np.ndarray, key: str, proj: ChunkProjection) -> None:
+        """Read only the shard index and the inner chunks the selection touches."""
+        try:
+            part = self._pipeline.decode_partial(lambda offset, length: self.store.get(key, (offset, length)), proj.per_dim)
+        except KeyError:
+            view[proj.out_selection] = self._pipeline.spec.fill_value
+        except CodecError as e:
+            raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
+        else:
+            view[proj.out_selection] = part
+
+    def _load(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
+        if not pending:
+            return
+        if self.store.prefers_concurrency:
+            for i in range(0, len(pending), BATCH_SIZE):
+                batch = pending[i : i + BATCH_SIZE]
+                found = self.store.get_many([k for k, _ in batch])
+                _run([lambda k=k, p=p: self._place(view, p, self._decode(k, found.get(k))) for k, p in batch])
+            return
+        chunks = _run([lambda k=k, p=p: self._load_one(view, k, p) for k, p in pending])
+        # A small read inside one chunk is often followed by another: keep that chunk.
+        if len(pending) == 1 and not pending[0][1].full and chunks[0] is not None:
+            if self._cache.fits(chunks[0].nbytes):
+                self._cache.put(pending[0][0], chunks[0], dirty=False)
+
+    # -- writing -------------------------------------------------------------------------
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.set_orthogonal_selection(selection, value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._check_writable()
+        sel = OrthogonalSelection(selection, self.shape, self.chunks)
+        value = np.asarray(value, dtype=self.dtype)
+        try:
+            value = np.broadcast_to(value, sel.shape)
+        except ValueError:
+            raise SelectionError(
+                f"cannot assign a value of shape {value.shape} to a selection of shape {sel.shape} "
+                f"of array {self.path or '/'!r}"
+            ) from None
+        source = sel.out_view(value)
+        whole: list[tuple[str, np.ndarray]] = []
+        partial: list[tuple[str, ChunkProjection]] = []
+        for proj in sel.projections():
+            key = self.chunk_key(proj.coords)
+            if proj.full:
+                whole.append((key, self._whole_chunk(proj, source)))
+                self._cache.discard(key)
+            else:
+                partial.append((key, proj))
+        self._writer.write(whole)
+        if partial:
+            self._update_partial(partial, source)
+
+    def _whole_chunk(self, proj: ChunkProjection, source: np.ndarray) -> np.ndarray:
+        """The chunk a fully covering write produces (edge chunks padded with fill)."""
+        part = source[proj.out_selection]
+        if part.shape == self.chunks:
+            return part
+        chunk = np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
+        chunk[proj.chunk_selection] = part
+        return chunk
+
+    def _existing_chunk(self, key: str) -> np.ndarray:
+        """A writable copy of a stored chunk (or a chunk of fill) for read-modify-write."""
+        try:
+            data = self.store.get(key)
+        except KeyError:
+            return np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
+        return np.array(self._decode(key, data), order=self.metadata.order)
+
+    def _update_partial(self, partial: list[tuple[str, ChunkProjection]], source: np.ndarray) -> None:
+        cached = {key: self._cache.get(key) for key, _ in partial}
+        missing = [key for key, chunk in cached.items() if chunk is None]
+        loaded = dict(zip(missing, _run([lambda k=k: self._existing_chunk(k) for k in missing])))
+        to_write: list[tuple[str, np.ndarray]] = []
+        for key, proj in partial:
+            chunk = cached[key] if cached[key] is not None else loaded[key]
+            if not chunk.flags.writeable:
+                chunk = chunk.copy(order="K")
+            chunk[proj.chunk_selection] = source[proj.out_selection]
+            if self._cache.fits(chunk.nbytes):
+                to_write.extend(self._cache.put(key, chunk, dirty=True))
+            else:
+                to_write.append((key, chunk))
+        self._writer.write(to_write)
+
+    def flush(self) -> None:
+        """Write every chunk changed in the cache to the store."""
+        self._writer.flush(self._cache)
+
+    def close(self) -> None:
+        self.flush()
+        self._cache.clear()
+
+    def __enter__(self) -> Array:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- shape ---------------------------------------------------------------------------
+    def resize(self, *shape: int | Iterable[int]) -> None:
+        """Change the shape. Chunks wholly outside the new shape are deleted; the parts of
+        edge chunks beyond a shrunk boundary are reset to fill, so growing again shows fill."""
+        self._check_writable()
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        new_shape = tuple(int(n) for n in shape)
+        if len(new_shape) != self.ndim or any(n < 0 for n in new_shape):
+            raise SelectionError(f"cannot resize array {self.path or '/'!r} of shape {self.shape} to {new_shape}")
+        old_shape = self.shape
+        self.flush()
+        self._cache.clear()
+        old_grid, new_grid = self._grid(old_shape), self._grid(new_shape)
+        outside = [
+            self.chunk_key(coords)
+            for coords in itertools.product(*(range(g) for g in old_grid))
+            if any(k >= g for k, g in zip(coords, new_grid))
+        ]
+        if outside:
+            self.store.delete_many(outside)
+        self._set_metadata(self.metadata.with_shape(new_shape))
+        self._clear_beyond(old_shape, new_shape)
+
+    def _clear_beyond(self, old_shape: tuple[int, ...], new_shape: tuple[int, ...]) -> None:
+        for axis, (old, new, c) in enumerate(zip(old_shape, new_shape, self.chunks)):
+            if new >= old or new % c == 0:
+                continue
+            edge = new // c
+            ranges = [range(g) for g in self._grid(new_shape)]
+            ranges[axis] = range(edge, edge + 1)
+            region = [slice(None)] * self.ndim
+            region[axis] = slice(new % c, None)
+            updates = []
+            for coords in itertools.product(*ranges):
+                key = self.chunk_key(coords)
+                if self.store.exists(key):
+                    chunk = self._existing_chunk(key)
+                    chunk[tuple(region)] = self._pipeline.spec.fill_value
+                    updates.append((key, chunk))
+            self._writer.write(updates)
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow along ``axis`` by the length of ``data`` and write it there; the new shape."""
+        data = np.asarray(data, dtype=self.dtype)
+        old = self.shape
+        new = list(old)
+        new[axis] += data.shape[axis]
+        self.resize(new)
+        selection = [slice(None)] * self.ndim
+        selection[axis] = slice(old[axis], new[axis])
+        self[tuple(selection)] = data
+        return self.shape
+
+    def nbytes_stored(self) -> int:
+        """Bytes of the array's stored chunks and metadata."""
+        return sum(self.store.getsize(k) for k in self.store.list_prefix(self._prefix))

@@ -1,0 +1,175 @@
+"""The codec base class, the name registry, and small helpers shared by every codec."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Self
+
+import numpy as np
+
+from nczarr.errors import CodecError
+from nczarr.zarr.chunkspec import ChunkSpec
+
+Kind = Literal["array->array", "array->bytes", "bytes->bytes"]
+Buffer = bytes | bytearray | memoryview
+#: Reads ``length`` bytes at ``offset`` of a stored object (nczarr's store ``ByteRange``: a
+#: negative offset with length None reads that many bytes from the end).
+GetRange = Callable[[int, int | None], Buffer]
+#: One axis of a partial read: a slice or integer indices.
+Selector = slice | Sequence[int] | np.ndarray
+#: Builds a codec from its registered name and its configuration mapping.
+CodecFactory = Callable[[str, Mapping[str, Any]], "Codec"]
+
+#: Prefix of the v3 names zarr-python gives numcodecs codecs; v2 ids are the same names without it.
+NUMCODECS_PREFIX = "numcodecs."
+
+_REGISTRY: dict[str, CodecFactory] = {}
+
+
+def register(name: str, factory: CodecFactory) -> None:
+    """Make ``name`` (a v3 codec name) resolve to ``factory``."""
+    _REGISTRY[name] = factory
+
+
+def registered_names() -> list[str]:
+    """Every registered v3 codec name, sorted."""
+    return sorted(_REGISTRY)
+
+
+def lookup(name: str) -> CodecFactory | None:
+    """The factory registered under ``name``, or None."""
+    return _REGISTRY.get(name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Codec:
+    """One step of a codec chain. Instances are immutable and hold no per-call state, so one
+    instance serves every thread of an Array's pool.
+
+    ``encode``/``decode`` take the spec of the *decoded* side of this step: for an
+    array->array codec the array it receives on encode, for an array->bytes codec the array
+    it serialises, for a bytes->bytes codec the array the chain's array->bytes codec
+    serialised (so shuffle and blosc can know the element size).
+    """
+
+    #: The v3 name this codec was built from (``numcodecs.<id>`` for every numcodecs codec,
+    #: whose v2 id is the same name without the prefix).
+    name: str
+
+    KIND: ClassVar[Kind]
+    #: Bytes that encoding adds when that number does not depend on the data, else None.
+    #: Sharding needs it to locate an index without reading the whole shard.
+    OVERHEAD: ClassVar[int | None] = None
+    #: Write ``{"name": ...}`` without ``"configuration"`` when the configuration is empty
+    #: (what zarr-python writes for ``bytes`` on 1-byte types and ``crc32c``).
+    OMIT_EMPTY_CONFIGURATION: ClassVar[bool] = False
+
+    @property
+    def kind(self) -> Kind:
+        """Which side of the chain this codec belongs to."""
+        return self.KIND
+
+    @classmethod
+    def from_config(cls, name: str, config: Mapping[str, Any]) -> Self:
+        """Build from a JSON configuration, rejecting parameters the codec does not have."""
+        allowed = set(_config_fields(cls))
+        unknown = sorted(set(config) - allowed)
+        if unknown:
+            raise CodecError(
+                f"codec {name!r}: unknown configuration parameter(s) {unknown}; "
+                f"expected some of {sorted(allowed)}"
+            )
+        try:
+            return cls(name=name, **config)
+        except TypeError as e:  # a required parameter is missing
+            raise CodecError(f"codec {name!r}: {e}") from e
+
+    def config(self) -> dict[str, Any]:
+        """The JSON configuration (v3 ``configuration``; v2 keys besides ``id``)."""
+        values = {name: getattr(self, name) for name in _config_fields(type(self))}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def to_json(self, zarr_format: Literal[2, 3] = 3) -> dict[str, Any]:
+        """The codec's metadata entry in Zarr ``zarr_format``."""
+        config = self.config()
+        if zarr_format == 2:
+            return {"id": self.name.removeprefix(NUMCODECS_PREFIX), **config}
+        if not config and self.OMIT_EMPTY_CONFIGURATION:
+            return {"name": self.name}
+        return {"name": self.name, "configuration": config}
+
+    def evolve(self, spec: ChunkSpec) -> Codec:
+        """This codec with the parameters the JSON left to the array (element size, dtype)
+        filled in from ``spec``; validates the codec against ``spec``."""
+        return self
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """The spec of what ``encode`` produces from an array of ``spec`` (array->array)."""
+        return spec
+
+    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+        """Encode one chunk: ndarray -> ndarray, ndarray -> bytes-like, or bytes -> bytes."""
+        raise NotImplementedError
+
+    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+        """Invert ``encode``."""
+        raise NotImplementedError
+
+    def bad_parameter(self, parameter: str, value: Any, expected: str) -> CodecError:
+        """The error for a configuration value this codec cannot use."""
+        return CodecError(
+            f"codec {self.name!r}: invalid {parameter} {value!r}; expected {expected}"
+        )
+
+    def check_int(self, parameter: str, value: Any, low: int, high: int | None = None) -> None:
+        """Raise unless ``value`` is an int (not a bool) in ``[low, high]``."""
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        if not ok or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise self.bad_parameter(parameter, value, f"an integer {bound}")
+
+
+def _config_fields(cls: type[Codec]) -> list[str]:
+    # Fields with repr=False hold derived helpers (e.g. a numcodecs instance), not JSON.
+    return [f.name for f in dataclasses.fields(cls) if f.init and f.repr and f.name != "name"]
+
+
+def byte_view(obj: Any) -> memoryview:
+    """A flat unsigned-byte memoryview of a contiguous buffer (bytes, ndarray, ...), no copy."""
+    view = obj if isinstance(obj, memoryview) else memoryview(obj)
+    if view.ndim == 1 and view.format == "B":
+        return view
+    return view.cast("B")
+
+
+def nbytes(data: Buffer) -> int:
+    """Size in bytes of a bytes-like object."""
+    return data.nbytes if isinstance(data, memoryview) else len(data)
+
+
+def chunk_is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
+    """Whether every element of ``chunk`` equals ``fill_value``, the way zarr-python decides
+    not to store a chunk: NaN equals NaN, and for a fill of 0.0 the sign of zero counts.
+    A fill value of None (v2 "no fill value") matches nothing."""
+    if fill_value is None:
+        return False
+    chunk = np.asarray(chunk)
+    if chunk.dtype.kind == "c":
+        value = complex(fill_value)
+        return chunk_is_fill(chunk.real, value.real) and chunk_is_fill(chunk.imag, value.imag)
+    try:
+        fill = np.asarray(fill_value, dtype=chunk.dtype)
+    except (TypeError, ValueError):
+        return False
+    if fill.ndim:  # e.g. a structured fill given as a list
+        return False
+    equal_nan = chunk.dtype.kind in "fmM"
+    if chunk.size and not np.array_equal(chunk[(0,) * chunk.ndim], fill, equal_nan=equal_nan):
+        return False  # the usual answer for real data, without a pass over the chunk
+    if not np.array_equal(chunk, np.broadcast_to(fill, chunk.shape), equal_nan=equal_nan):
+        return False
+    if chunk.dtype.kind == "f" and fill == 0:
+        return bool((np.signbit(chunk) == np.signbit(fill)).all())
+    return True

@@ -1,0 +1,276 @@
+"""Bytes-to-bytes codecs implemented here for speed: zlib, gzip, zstd, blosc, shuffle and
+crc32c. Each serves its v3 name and, where numcodecs has the same codec, the v2 id and the
+``numcodecs.*`` v3 name. The compressors run in C with the GIL released, so an Array's
+thread pool compresses chunks in parallel."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+import numpy as np
+from numcodecs.blosc import Blosc
+from numcodecs.zstd import Zstd
+
+from nczarr.errors import CodecError
+from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, register
+
+logger = logging.getLogger(__name__)
+
+# 32 + 15: inflate accepts a zlib or a gzip header, so either codec reads the other's data.
+_ANY_DEFLATE_HEADER = 47
+_GZIP_WBITS = 31
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZlibCodec(Codec):
+    """``zlib`` (netcdf-c's v3 name), ``numcodecs.zlib`` and v2 ``zlib``: a zlib stream."""
+
+    name: str = "numcodecs.zlib"
+    level: int = 1
+
+    KIND: ClassVar[Kind] = "bytes->bytes"
+    MIN_LEVEL: ClassVar[int] = -1  # zlib's "default level"
+
+    def __post_init__(self) -> None:
+        self.check_int("level", self.level, self.MIN_LEVEL, 9)
+
+    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        return zlib.compress(data, self.level)
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        return zlib.decompress(data, _ANY_DEFLATE_HEADER)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GzipCodec(ZlibCodec):
+    """``gzip`` (v3), ``numcodecs.gzip`` and v2 ``gzip``: a gzip stream, header included, as
+    zarr-python writes it."""
+
+    name: str = "gzip"
+    level: int = 5
+
+    MIN_LEVEL: ClassVar[int] = 0
+
+    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        compressor = zlib.compressobj(self.level, zlib.DEFLATED, _GZIP_WBITS)
+        return compressor.compress(data) + compressor.flush()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZstdCodec(Codec):
+    """``zstd`` (v3), ``numcodecs.zstd`` and v2 ``zstd``."""
+
+    name: str = "zstd"
+    level: int = 0
+    checksum: bool = False
+    impl: Zstd = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    KIND: ClassVar[Kind] = "bytes->bytes"
+
+    def __post_init__(self) -> None:
+        self.check_int("level", self.level, -131072, 22)
+        if not isinstance(self.checksum, bool):
+            raise self.bad_parameter("checksum", self.checksum, "true or false")
+        object.__setattr__(self, "impl", Zstd(level=self.level, checksum=self.checksum))
+
+    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        return self.impl.encode(data)
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        return self.impl.decode(data)
+
+
+_BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
+_BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+_AUTOSHUFFLE = -1
+
+
+@dataclass(frozen=True, kw_only=True)
+class BloscCodec(Codec):
+    """``blosc`` (v3: ``shuffle`` is a name, ``typesize`` and ``shuffle`` default from the
+    dtype) and ``numcodecs.blosc`` / v2 ``blosc`` (numcodecs' form: ``shuffle`` is 0, 1, 2 or
+    -1 for automatic, ``typesize`` optional). Defaults follow zarr-python and numcodecs."""
+
+    name: str = "blosc"
+    cname: str | None = None
+    clevel: int = 5
+    shuffle: str | int | None = None
+    typesize: int | None = None
+    blocksize: int = 0
+    impl: Blosc | None = field(default=None, repr=False, compare=False)
+
+    KIND: ClassVar[Kind] = "bytes->bytes"
+
+    @property
+    def numcodecs_style(self) -> bool:
+        """Whether the configuration is in numcodecs' form (v2 and ``numcodecs.blosc``)."""
+        return self.name != "blosc"
+
+    def __post_init__(self) -> None:
+        if self.cname is None:
+            object.__setattr__(self, "cname", "lz4" if self.numcodecs_style else "zstd")
+        if self.cname not in _BLOSC_CNAMES:
+            raise self.bad_parameter("cname", self.cname, f"one of {list(_BLOSC_CNAMES)}")
+        self.check_int("clevel", self.clevel, 0, 9)
+        self.check_int("blocksize", self.blocksize, 0)
+        if self.typesize is not None:
+            self.check_int("typesize", self.typesize, 1)
+        if self.numcodecs_style:
+            if self.shuffle is None:
+                object.__setattr__(self, "shuffle", 1)
+            if self.shuffle not in (_AUTOSHUFFLE, 0, 1, 2) or isinstance(self.shuffle, bool):
+                raise self.bad_parameter("shuffle", self.shuffle, "0, 1, 2 or -1")
+        elif self.shuffle is not None and self.shuffle not in _BLOSC_SHUFFLES:
+            raise self.bad_parameter("shuffle", self.shuffle, f"one of {list(_BLOSC_SHUFFLES)}")
+
+    def evolve(self, spec: ChunkSpec) -> BloscCodec:
+        typesize = self.typesize or (1 if spec.dtype.hasobject else spec.dtype.itemsize)
+        if self.numcodecs_style:
+            # The JSON keeps what it said (older numcodecs rejects a typesize key); only the
+            # compressor gets the element size, as numcodecs takes it from a typed buffer.
+            shuffle = self.shuffle
+            if shuffle == _AUTOSHUFFLE:
+                shuffle = 2 if typesize == 1 else 1
+            evolved = self
+        else:
+            name = self.shuffle or ("bitshuffle" if typesize == 1 else "shuffle")
+            shuffle = _BLOSC_SHUFFLES.index(name)
+            evolved = replace(self, shuffle=name, typesize=typesize)
+        impl = Blosc(
+            cname=self.cname, clevel=self.clevel, shuffle=shuffle,
+            blocksize=self.blocksize, typesize=typesize,
+        )
+        return replace(evolved, impl=impl)
+
+    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        assert self.impl is not None, "a pipeline evolves its codecs"
+        return self.impl.encode(data)
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        assert self.impl is not None, "a pipeline evolves its codecs"
+        return self.impl.decode(data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleCodec(Codec):
+    """``numcodecs.shuffle`` and v2 ``shuffle``: byte *i* of every element goes to plane *i*
+    (the HDF5 and numcodecs layout). An ``elementsize`` of 0 (what netcdf-c writes) or none
+    means the dtype's item size; 1 leaves the data as is."""
+
+    name: str = "numcodecs.shuffle"
+    elementsize: int | None = None
+
+    KIND: ClassVar[Kind] = "bytes->bytes"
+    OVERHEAD: ClassVar[int | None] = 0
+
+    def __post_init__(self) -> None:
+        if self.elementsize is not None:
+            self.check_int("elementsize", self.elementsize, 0)
+
+    def evolve(self, spec: ChunkSpec) -> ShuffleCodec:
+        if self.elementsize:
+            return self
+        return replace(self, elementsize=spec.dtype.itemsize)
+
+    def _planes(self, data: Buffer, size: int) -> tuple[np.ndarray, int]:
+        flat = np.frombuffer(data, dtype=np.uint8)
+        if flat.size % size:
+            raise CodecError(
+                f"codec {self.name!r}: {flat.size} bytes are not a whole number of "
+                f"{size}-byte elements"
+            )
+        return flat, flat.size // size
+
+    # numcodecs' Shuffle holds the GIL and is slower than these numpy copies; one strided
+    # copy per byte plane is faster than a single transposing copy.
+    def encode(self, data: Buffer, spec: ChunkSpec) -> Buffer:
+        size = self.elementsize or 1
+        if size == 1:
+            return data
+        flat, count = self._planes(data, size)
+        elements = flat.reshape(count, size)
+        planes = np.empty((size, count), dtype=np.uint8)
+        for i in range(size):
+            planes[i] = elements[:, i]
+        return byte_view(planes.reshape(-1))
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> Buffer:
+        size = self.elementsize or 1
+        if size == 1:
+            return data
+        flat, count = self._planes(data, size)
+        planes = flat.reshape(size, count)
+        elements = np.empty((count, size), dtype=np.uint8)
+        for i in range(size):
+            elements[:, i] = planes[i]
+        return byte_view(elements.reshape(-1))
+
+
+@functools.cache
+def _crc32c_function() -> Callable[[Buffer], int]:
+    """The fastest CRC-32C available: the ``crc32c`` package, else ``google-crc32c``."""
+    try:
+        import crc32c
+
+        return crc32c.crc32c
+    except ImportError:
+        pass
+    try:
+        import google_crc32c
+    except ImportError:
+        raise CodecError(
+            "codec 'crc32c' needs the 'crc32c' package (pip install crc32c) "
+            "or 'google-crc32c'"
+        ) from None
+    logger.debug("crc32c package not found; using google_crc32c")
+    return google_crc32c.value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Crc32cCodec(Codec):
+    """``crc32c``: appends the CRC-32C of the data as a little-endian uint32; decode checks it."""
+
+    name: str = "crc32c"
+
+    KIND: ClassVar[Kind] = "bytes->bytes"
+    OVERHEAD: ClassVar[int | None] = 4
+    OMIT_EMPTY_CONFIGURATION: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        _crc32c_function()  # fail when the array is opened, not on the first chunk
+
+    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+        checksum = _crc32c_function()(data)
+        return b"".join((data, checksum.to_bytes(4, "little")))
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> memoryview:
+        view = byte_view(data)
+        if view.nbytes < 4:
+            raise CodecError(f"codec 'crc32c': {view.nbytes} bytes cannot hold a checksum")
+        payload = view[:-4]
+        stored = int.from_bytes(view[-4:], "little")
+        computed = _crc32c_function()(payload)
+        if stored != computed:
+            raise CodecError(
+                f"codec 'crc32c': checksum mismatch (stored {stored:#010x}, "
+                f"computed {computed:#010x}); the data is corrupt"
+            )
+        return payload
+
+
+register("zlib", ZlibCodec.from_config)
+register("numcodecs.zlib", ZlibCodec.from_config)
+register("gzip", GzipCodec.from_config)
+register("numcodecs.gzip", GzipCodec.from_config)
+register("zstd", ZstdCodec.from_config)
+register("numcodecs.zstd", ZstdCodec.from_config)
+register("blosc", BloscCodec.from_config)
+register("numcodecs.blosc", BloscCodec.from_config)
+register("numcodecs.shuffle", ShuffleCodec.from_config)
+register("crc32c", Crc32cCodec.from_config)

@@ -1,0 +1,239 @@
+"""Codec chains built from Zarr v3 ``codecs`` or Zarr v2 ``filters`` + ``compressor``."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numcodecs.registry
+import numpy as np
+
+from nczarr.errors import CodecError
+from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.codecs.base import (
+    NUMCODECS_PREFIX,
+    Buffer,
+    Codec,
+    GetRange,
+    Selector,
+    lookup,
+    registered_names,
+)
+from nczarr.zarr.codecs.numcodecs_ import UNSUPPORTED_OBJECT_CODECS, NumcodecsCodec
+from nczarr.zarr.codecs.serialize import BytesCodec, VLenCodec, dtype_endian
+
+_VLEN_NAMES = ("vlen-utf8", "vlen-bytes")
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A validated codec chain for the chunks of one array (implements ``CodecPipeline``).
+    Immutable: ``encode`` and ``decode`` may run concurrently from any number of threads."""
+
+    spec: ChunkSpec
+    #: The chain in encoding order, each codec evolved for the array (v2: the implicit
+    #: serialisation step included, as a ``BytesCodec``).
+    codecs: tuple[Codec, ...]
+    #: The spec of the decoded side of each codec (see ``Codec``).
+    specs: tuple[ChunkSpec, ...] = field(repr=False)
+    zarr_format: Literal[2, 3]
+    #: The normalized metadata the chain was built from; read it with ``to_json()``.
+    json: Any = field(repr=False, compare=False)
+    is_raw: bool = field(init=False)
+    #: True when the chain is a bare ``sharding_indexed`` codec, so ``decode_partial`` works.
+    partial_decodable: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        from nczarr.zarr.codecs.sharding import ShardingCodec  # sharding builds pipelines
+
+        codec = self.codecs[0]
+        partial = len(self.codecs) == 1 and isinstance(codec, ShardingCodec)
+        object.__setattr__(self, "partial_decodable", partial)
+        dtype = self.spec.dtype
+        raw = (
+            len(self.codecs) == 1
+            and isinstance(codec, BytesCodec)
+            and codec.stored_dtype(dtype) == dtype
+            and dtype.isnative
+            and not dtype.hasobject
+        )
+        object.__setattr__(self, "is_raw", raw)
+
+    def to_json(self) -> Any:
+        """The normalized metadata: v3, the ``codecs`` list; v2, ``(filters, compressor)``
+        with None for no filters / no compressor. Parameters the input left to the array
+        (shuffle element size, blosc typesize, ...) are filled in, as zarr-python does."""
+        return copy.deepcopy(self.json)
+
+    def encode(self, chunk: np.ndarray) -> Buffer:
+        """Encode an array of ``spec.shape`` (converted to ``spec.dtype`` when it differs)."""
+        data: Any = np.asarray(chunk)
+        if data.shape != self.spec.shape:
+            raise CodecError(f"chunk has shape {data.shape}, expected {self.spec.shape}")
+        if data.dtype != self.spec.dtype:
+            data = data.astype(self.spec.dtype)
+        codec = self.codecs[0]
+        try:
+            for codec, spec in zip(self.codecs, self.specs, strict=True):
+                data = codec.encode(data, spec)
+        except CodecError:
+            raise
+        except Exception as e:  # numpy and numcodecs raise anything
+            raise CodecError(f"codec {codec.name!r}: encoding failed: {e}") from e
+        return data
+
+    def decode(self, data: Buffer) -> np.ndarray:
+        """Decode stored bytes into an array of ``spec.shape`` and ``spec.dtype``, possibly a
+        read-only view of ``data``."""
+        value: Any = data
+        codec = self.codecs[-1]
+        try:
+            for codec, spec in zip(reversed(self.codecs), reversed(self.specs), strict=True):
+                value = codec.decode(value, spec)
+        except CodecError:
+            raise
+        except Exception as e:
+            raise CodecError(f"codec {codec.name!r}: decoding failed: {e}") from e
+        return value
+
+    def decode_partial(self, get_range: GetRange, selection: Sequence[Selector]) -> np.ndarray:
+        """Part of a stored shard, reading only its index and the inner chunks ``selection``
+        touches through ``get_range(offset, length)``; needs ``partial_decodable``.
+        ``selection`` has, per axis, a slice or integer indices (orthogonal indexing; every
+        axis is kept, so the result has ``spec``'s number of dimensions)."""
+        from nczarr.zarr.codecs.sharding import ShardingCodec
+
+        if not self.partial_decodable:
+            raise CodecError("partial decoding needs a chain of just sharding_indexed")
+        codec = self.codecs[0]
+        assert isinstance(codec, ShardingCodec)
+        return codec.decode_partial(get_range, selection, self.spec)
+
+
+def known_codecs(zarr_format: Literal[2, 3] = 3) -> list[str]:
+    """The codec names ``pipeline_from_v3`` (v3) or ids ``pipeline_from_v2`` (v2) accept."""
+    if zarr_format == 3:
+        return registered_names()
+    ids = set(numcodecs.registry.codec_registry) - UNSUPPORTED_OBJECT_CODECS
+    return sorted(ids | set(_VLEN_NAMES))
+
+
+def pipeline_from_v3(codecs: Sequence[Mapping[str, Any]], spec: ChunkSpec) -> Pipeline:
+    """The pipeline of a Zarr v3 ``codecs`` list for chunks of ``spec`` (native dtype, C
+    order: v3 expresses other orders with ``transpose``)."""
+    if spec.order != "C":
+        raise CodecError("a Zarr v3 chunk spec has C order; F order is a transpose codec")
+    if isinstance(codecs, Mapping | str) or not isinstance(codecs, Sequence):
+        raise CodecError(f"codecs must be a list of codec objects, not {codecs!r}")
+    parsed = [_parse_v3(entry) for entry in codecs]
+    chain, specs = _assemble(parsed, spec, implicit_bytes=False)
+    return Pipeline(spec, chain, specs, 3, [c.to_json(3) for c in chain])
+
+
+def pipeline_from_v2(
+    filters: Sequence[Mapping[str, Any]] | None,
+    compressor: Mapping[str, Any] | None,
+    spec: ChunkSpec,
+) -> Pipeline:
+    """The pipeline of Zarr v2 ``filters`` and ``compressor``: the chunk is laid out in
+    ``spec.order`` with ``spec.dtype``'s byte order, then filtered, then compressed."""
+    filter_codecs = [_parse_v2(entry) for entry in filters or ()]
+    has_vlen = any(isinstance(c, VLenCodec) for c in filter_codecs)
+    if spec.dtype.hasobject and not has_vlen:
+        raise CodecError(
+            f"an array of {spec.dtype} needs an object codec among its filters "
+            f"({' or '.join(_VLEN_NAMES)})"
+        )
+    parsed = filter_codecs + ([_parse_v2(compressor)] if compressor is not None else [])
+    chain, specs = _assemble(parsed, spec, implicit_bytes=True)
+    entries = [c.to_json(2) for c in chain if not _is_implicit(c)]
+    json: tuple[list[dict[str, Any]] | None, dict[str, Any] | None]
+    if compressor is None:
+        json = (entries or None, None)
+    else:
+        json = (entries[:-1] or None, entries[-1])
+    return Pipeline(spec, chain, specs, 2, json)
+
+
+def _parse_v3(entry: Any) -> Codec:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+        raise CodecError(f"a v3 codec is an object with a string 'name', not {entry!r}")
+    name = entry["name"]
+    config = entry.get("configuration") or {}
+    if not isinstance(config, Mapping):
+        raise CodecError(f"codec {name!r}: configuration must be an object, not {config!r}")
+    factory = lookup(name)
+    if factory is None:
+        raise CodecError(f"unknown codec {name!r}; known v3 codecs: {', '.join(known_codecs(3))}")
+    return factory(name, config)
+
+
+def _parse_v2(entry: Any) -> Codec:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+        raise CodecError(f"a v2 codec is an object with a string 'id', not {entry!r}")
+    codec_id = entry["id"]
+    config = {k: v for k, v in entry.items() if k != "id"}
+    name = codec_id if codec_id in _VLEN_NAMES else NUMCODECS_PREFIX + codec_id
+    factory = lookup(name)
+    if factory is not None:
+        return factory(name, config)
+    if codec_id in numcodecs.registry.codec_registry:
+        return NumcodecsCodec.from_config(name, config)
+    raise CodecError(f"unknown codec {codec_id!r}; known v2 codecs: {', '.join(known_codecs(2))}")
+
+
+# The v2 implicit serialisation step is the only BytesCodec in a v2 chain (no v2 id maps to
+# the v3 "bytes" codec), so it is recognised by its name.
+def _is_implicit(codec: Codec) -> bool:
+    return isinstance(codec, BytesCodec) and codec.name == "bytes"
+
+
+def _assemble(
+    parsed: list[Codec], spec: ChunkSpec, *, implicit_bytes: bool
+) -> tuple[tuple[Codec, ...], tuple[ChunkSpec, ...]]:
+    """Validate the order array->array*, array->bytes, bytes->bytes*; evolve each codec for
+    the spec it receives; with ``implicit_bytes`` (v2) add the serialisation step a chain
+    without an array->bytes codec needs."""
+    chain: list[Codec] = []
+    specs: list[ChunkSpec] = []
+    current = spec
+    serializer: Codec | None = None
+    for codec in [*parsed, None]:
+        kind = codec.kind if codec is not None else "end"
+        if serializer is None and kind in ("bytes->bytes", "end") and implicit_bytes:
+            # v2 stores the declared dtype as it is; a record's fields keep their own orders.
+            endian = None if current.dtype.fields is not None else dtype_endian(current.dtype)
+            serializer = BytesCodec(endian=endian).evolve(current)
+            chain.append(serializer)
+            specs.append(current)
+        if codec is None:
+            break
+        if kind == "array->array" and serializer is not None:
+            raise CodecError(
+                f"codec {codec.name!r} (array->array) must come before the array->bytes "
+                f"codec {serializer.name!r}"
+            )
+        if kind == "bytes->bytes" and serializer is None:
+            raise CodecError(
+                f"codec {codec.name!r} (bytes->bytes) must come after an array->bytes codec"
+            )
+        if kind == "array->bytes" and serializer is not None:
+            raise CodecError(
+                f"only one array->bytes codec is allowed, got {serializer.name!r} "
+                f"and {codec.name!r}"
+            )
+        evolved = codec.evolve(current)
+        chain.append(evolved)
+        specs.append(current)
+        if kind == "array->array":
+            current = evolved.resolve(current)
+        elif kind == "array->bytes":
+            serializer = evolved
+    if serializer is None:
+        raise CodecError(
+            "the codec chain needs exactly one array->bytes codec "
+            "(bytes, vlen-utf8, vlen-bytes or sharding_indexed), got none"
+        )
+    return tuple(chain), tuple(specs)

@@ -1,0 +1,174 @@
+"""Codecs that lay an array out in bytes (``bytes``, ``vlen-utf8``, ``vlen-bytes``) or
+reorder it (``transpose``)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from numcodecs.vlen import VLenBytes, VLenUTF8
+
+from nczarr.errors import CodecError
+from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, nbytes, register
+
+_ENDIAN_CODES: dict[str, Literal["<", ">"]] = {"little": "<", "big": ">"}
+
+
+def _byte_order(dtype: np.dtype) -> str:
+    # "|" when byte order does not apply; a structured dtype takes its first ordered field's.
+    if dtype.fields is not None:
+        orders = [_byte_order(dtype.fields[f][0]) for f in dtype.names or ()]
+        return next((o for o in orders if o != "|"), "|")
+    if dtype.subdtype is not None:
+        return _byte_order(dtype.subdtype[0])
+    return dtype.byteorder
+
+
+def dtype_endian(dtype: np.dtype) -> Literal["little", "big"] | None:
+    """The ``bytes`` codec endian that stores ``dtype`` as it is laid out in memory; None for
+    types without byte order (1-byte numbers, bool, fixed bytes)."""
+    order = _byte_order(dtype)
+    if order == "|":
+        return None
+    if order == "=":
+        return sys.byteorder  # type: ignore[return-value]
+    return "little" if order == "<" else "big"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BytesCodec(Codec):
+    """``bytes``: the array's elements in ``spec.order`` with the given byte order. Also the
+    implicit serialisation step of a v2 chain."""
+
+    name: str = "bytes"
+    endian: Literal["little", "big"] | None = None
+
+    KIND: ClassVar[Kind] = "array->bytes"
+    OVERHEAD: ClassVar[int | None] = 0
+    OMIT_EMPTY_CONFIGURATION: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.endian is not None and self.endian not in _ENDIAN_CODES:
+            raise self.bad_parameter("endian", self.endian, '"little" or "big"')
+
+    def evolve(self, spec: ChunkSpec) -> BytesCodec:
+        if spec.dtype.hasobject:
+            raise CodecError(
+                f"codec {self.name!r} cannot serialise {spec.dtype} arrays; "
+                "variable-length strings and bytes need vlen-utf8 or vlen-bytes"
+            )
+        if dtype_endian(spec.dtype) is None:
+            return replace(self, endian=None)  # as zarr-python: no endian for 1-byte types
+        if self.endian is None and spec.dtype.fields is not None:
+            return self  # zarr-python writes structured types with no endian: as laid out
+        if self.endian is None:
+            raise self.bad_parameter("endian", None, f'"little" or "big" for {spec.dtype}')
+        return self
+
+    def stored_dtype(self, dtype: np.dtype) -> np.dtype:
+        """The dtype of the stored elements of an array of ``dtype``."""
+        return dtype if self.endian is None else dtype.newbyteorder(_ENDIAN_CODES[self.endian])
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
+        # One vectorised pass converts byte order and layout together; an array already in
+        # the stored dtype and layout is not copied at all.
+        layout = np.asfortranarray if spec.order == "F" else np.ascontiguousarray
+        flat = layout(data, dtype=self.stored_dtype(spec.dtype)).reshape(-1, order=spec.order)
+        return byte_view(flat.view(np.uint8))
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+        stored = self.stored_dtype(spec.dtype)
+        expected = math.prod(spec.shape) * stored.itemsize
+        got = nbytes(data)
+        if got != expected:
+            raise CodecError(
+                f"decoded chunk has {got} bytes, expected {expected} "
+                f"(shape {spec.shape} of {spec.dtype})"
+            )
+        array = np.frombuffer(data, dtype=stored).reshape(spec.shape, order=spec.order)
+        return array if stored == spec.dtype else array.astype(spec.dtype)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransposeCodec(Codec):
+    """``transpose``: permutes the axes; ``order[i]`` is the input axis that becomes axis i."""
+
+    name: str = "transpose"
+    order: tuple[int, ...]
+
+    KIND: ClassVar[Kind] = "array->array"
+    OVERHEAD: ClassVar[int | None] = 0
+
+    def __post_init__(self) -> None:
+        order = self.order
+        if isinstance(order, str) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in order
+        ):
+            raise self.bad_parameter("order", order, "a list of axis numbers")
+        object.__setattr__(self, "order", tuple(order))
+
+    def config(self) -> dict[str, Any]:
+        return {"order": list(self.order)}
+
+    def evolve(self, spec: ChunkSpec) -> TransposeCodec:
+        if sorted(self.order) != list(range(len(spec.shape))):
+            raise self.bad_parameter(
+                "order", list(self.order), f"a permutation of 0..{len(spec.shape) - 1}"
+            )
+        return self
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return replace(spec, shape=tuple(spec.shape[i] for i in self.order))
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return data.transpose(self.order)
+
+    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return data.transpose(np.argsort(self.order))
+
+
+@dataclass(frozen=True, kw_only=True)
+class VLenCodec(Codec):
+    """``vlen-utf8`` and ``vlen-bytes``: object arrays of str or bytes as a little-endian
+    uint32 count, then per item a uint32 length and the bytes (None is stored empty)."""
+
+    name: str
+
+    KIND: ClassVar[Kind] = "array->bytes"
+    # numcodecs' Cython implementation, the layout zarr-python uses; stateless.
+    _IMPLEMENTATIONS: ClassVar[dict[str, Any]] = {
+        "vlen-utf8": VLenUTF8(),
+        "vlen-bytes": VLenBytes(),
+    }
+
+    def __post_init__(self) -> None:
+        if self.name not in self._IMPLEMENTATIONS:
+            raise CodecError(f"no variable-length codec is called {self.name!r}")
+
+    def evolve(self, spec: ChunkSpec) -> VLenCodec:
+        if spec.dtype != np.dtype(object):
+            raise CodecError(f"codec {self.name!r} needs an object array, not {spec.dtype}")
+        return self
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
+        flat = np.asarray(data, dtype=object).reshape(-1, order=spec.order)
+        return byte_view(self._IMPLEMENTATIONS[self.name].encode(flat))
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+        items = self._IMPLEMENTATIONS[self.name].decode(data)
+        expected = math.prod(spec.shape)
+        if items.size != expected:
+            raise CodecError(
+                f"decoded chunk has {items.size} items, expected {expected} (shape {spec.shape})"
+            )
+        return items.reshape(spec.shape, order=spec.order)
+
+
+register("bytes", BytesCodec.from_config)
+register("transpose", TransposeCodec.from_config)
+register("vlen-utf8", VLenCodec.from_config)
+register("vlen-bytes", VLenCodec.from_config)

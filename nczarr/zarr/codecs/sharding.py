@@ -1,0 +1,222 @@
+"""``sharding_indexed``: one stored object holds a grid of inner chunks and an index."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from nczarr.errors import CodecError
+from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.codecs.base import (
+    Buffer,
+    Codec,
+    GetRange,
+    Kind,
+    Selector,
+    byte_view,
+    chunk_is_fill,
+    nbytes,
+    register,
+)
+from nczarr.zarr.codecs.pipeline import Pipeline, pipeline_from_v3
+
+#: Offset and length of an inner chunk that is not stored (entirely the fill value).
+EMPTY = 2**64 - 1
+_DEFAULT_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}},)
+_DEFAULT_INDEX_CODECS = (
+    {"name": "bytes", "configuration": {"endian": "little"}},
+    {"name": "crc32c"},
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardingCodec(Codec):
+    """Encodes a whole shard (``spec.shape`` is the shard shape): inner chunks of
+    ``chunk_shape`` encoded with ``codecs``, those entirely the fill value left out, then an
+    index of (offset, nbytes) uint64 pairs per inner chunk in C order, encoded with
+    ``index_codecs``, at the ``index_location``. Inner chunks are written in C order.
+
+    An all-fill shard encodes to just an index with every entry empty (readers see fill);
+    the Array should call ``chunk_is_fill`` first and not store such a shard at all.
+    """
+
+    name: str = "sharding_indexed"
+    chunk_shape: tuple[int, ...]
+    codecs: Sequence[Any] = _DEFAULT_CODECS
+    index_codecs: Sequence[Any] = _DEFAULT_INDEX_CODECS
+    index_location: Literal["start", "end"] = "end"
+    inner: Pipeline | None = field(default=None, repr=False, compare=False)
+    index: Pipeline | None = field(default=None, repr=False, compare=False)
+    #: Size of the encoded index (the index codecs add a fixed number of bytes).
+    index_nbytes: int = field(default=0, repr=False, compare=False)
+
+    KIND: ClassVar[Kind] = "array->bytes"
+
+    def __post_init__(self) -> None:
+        shape = self.chunk_shape
+        if isinstance(shape, str) or not isinstance(shape, Sequence) or not shape:
+            raise self.bad_parameter("chunk_shape", shape, "a list of positive integers")
+        for size in shape:
+            self.check_int("chunk_shape", size, 1)
+        object.__setattr__(self, "chunk_shape", tuple(shape))
+        if self.index_location not in ("start", "end"):
+            raise self.bad_parameter("index_location", self.index_location, '"start" or "end"')
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "chunk_shape": list(self.chunk_shape),
+            "codecs": list(self.codecs),
+            "index_codecs": list(self.index_codecs),
+            "index_location": self.index_location,
+        }
+
+    def evolve(self, spec: ChunkSpec) -> ShardingCodec:
+        if len(self.chunk_shape) != len(spec.shape) or any(
+            s % c for s, c in zip(spec.shape, self.chunk_shape, strict=True)
+        ):
+            raise self.bad_parameter(
+                "chunk_shape", list(self.chunk_shape), f"a shape dividing the shard {spec.shape}"
+            )
+        inner = pipeline_from_v3(
+            self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value)
+        )
+        grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape, strict=True))
+        index = pipeline_from_v3(
+            self.index_codecs, ChunkSpec((*grid, 2), np.dtype(np.uint64), EMPTY)
+        )
+        overheads = [c.OVERHEAD for c in index.codecs]
+        if None in overheads:
+            raise self.bad_parameter(
+                "index_codecs", self.index_codecs, "codecs of fixed size (bytes, crc32c, ...)"
+            )
+        return replace(
+            self,
+            codecs=inner.to_json(),
+            index_codecs=index.to_json(),
+            inner=inner,
+            index=index,
+            index_nbytes=16 * math.prod(grid) + sum(overheads),  # type: ignore[arg-type]
+        )
+
+    def _regions(self) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        assert self.index is not None, "a pipeline evolves its codecs"
+        grid = self.index.spec.shape[:-1]
+        sizes = self.chunk_shape
+        return [
+            (coords, tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, sizes, strict=True)))
+            for coords in np.ndindex(*grid)
+        ]
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> bytes:
+        assert self.inner is not None and self.index is not None, "evolved by the pipeline"
+        table = np.full((*self.index.spec.shape[:-1], 2), EMPTY, dtype=np.uint64)
+        parts: list[Buffer] = []
+        offset = self.index_nbytes if self.index_location == "start" else 0
+        for coords, region in self._regions():
+            piece = data[region]
+            if chunk_is_fill(piece, spec.fill_value):
+                continue
+            encoded = self.inner.encode(piece)
+            table[coords] = (offset, nbytes(encoded))
+            parts.append(encoded)
+            offset += nbytes(encoded)
+        index = self.index.encode(table)
+        if nbytes(index) != self.index_nbytes:
+            raise CodecError(
+                f"shard index encoded to {nbytes(index)} bytes, expected {self.index_nbytes}"
+            )
+        if self.index_location == "start":
+            parts.insert(0, index)
+        else:
+            parts.append(index)
+        return b"".join(parts)
+
+    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+        view = byte_view(data)
+
+        def get_range(offset: int, length: int | None) -> memoryview:
+            return view[offset:] if length is None else view[offset : offset + length]
+
+        return self.decode_partial(get_range, (slice(None),) * len(spec.shape), spec)
+
+    def decode_partial(
+        self, get_range: GetRange, selection: Sequence[Selector], spec: ChunkSpec
+    ) -> np.ndarray:
+        """Part of the shard whose bytes ``get_range`` reads, fetching only the index and
+        the inner chunks ``selection`` touches. ``selection`` has, per axis, a slice or
+        integer indices (orthogonal indexing; every axis is kept)."""
+        assert self.inner is not None and self.index is not None, "evolved by the pipeline"
+        if self.index_location == "start":
+            index_bytes = get_range(0, self.index_nbytes)
+        else:
+            index_bytes = get_range(-self.index_nbytes, None)
+        if nbytes(index_bytes) != self.index_nbytes:
+            raise CodecError(f"shard is too short to hold its {self.index_nbytes}-byte index")
+        table = self.index.decode(index_bytes)
+        axes = [
+            _axis_groups(np.arange(n)[s], c)
+            for s, n, c in zip(selection, spec.shape, self.chunk_shape, strict=True)
+        ]
+        out = np.empty(tuple(sum(_count(g[1]) for g in axis) for axis in axes), spec.dtype)
+        for groups in itertools.product(*axes):
+            coords = tuple(g[0] for g in groups)
+            target = _indexer([g[1] for g in groups])
+            offset, length = (int(v) for v in table[coords])
+            if offset == EMPTY and length == EMPTY:
+                out[target] = spec.fill_value
+                continue
+            encoded = get_range(offset, length)
+            if nbytes(encoded) != length:
+                raise CodecError(
+                    f"shard index entry {coords} points to bytes {offset}..{offset + length}, "
+                    "past the end of the shard"
+                )
+            out[target] = self.inner.decode(encoded)[_indexer([g[2] for g in groups])]
+        return out
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """A slice for an ascending arithmetic sequence of indices (the usual case), so that
+    copies stay basic indexing; else the indices."""
+    if indices.size == 1:
+        return slice(int(indices[0]), int(indices[0]) + 1)
+    step = int(indices[1] - indices[0])
+    if step > 0 and np.array_equal(np.diff(indices), np.full(indices.size - 1, step)):
+        return slice(int(indices[0]), int(indices[-1]) + 1, step)
+    return indices
+
+
+def _axis_groups(
+    indices: np.ndarray, size: int
+) -> list[tuple[int, slice | np.ndarray, slice | np.ndarray]]:
+    """Per inner chunk an axis selection touches: (chunk number, output positions, positions
+    within the inner chunk)."""
+    chunks = indices // size
+    groups = []
+    for chunk in np.unique(chunks):
+        positions = np.flatnonzero(chunks == chunk)
+        local = indices[positions] - chunk * size
+        groups.append((int(chunk), _as_slice(positions), _as_slice(local)))
+    return groups
+
+
+def _count(selector: slice | np.ndarray) -> int:
+    if isinstance(selector, slice):
+        return len(range(selector.start, selector.stop, selector.step or 1))
+    return selector.size
+
+
+def _indexer(selectors: list[slice | np.ndarray]) -> Any:
+    """Orthogonal indexing: basic when every axis is a slice, else an open mesh."""
+    if all(isinstance(s, slice) for s in selectors):
+        return tuple(selectors)
+    return np.ix_(*(np.arange(s.start, s.stop, s.step) if isinstance(s, slice) else s
+                    for s in selectors))
+
+
+register("sharding_indexed", ShardingCodec.from_config)

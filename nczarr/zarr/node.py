@@ -1,0 +1,124 @@
+"""What groups and arrays share: a store, a path, metadata documents, and attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from nczarr.errors import MetadataError, NodeNotFoundError, ReadOnlyError
+from nczarr.store.base import Store
+
+MAX_NAME_LENGTH = 255
+
+
+def check_node_name(name: str) -> str:
+    """Return ``name`` if it may name a group or array, else raise MetadataError naming it."""
+    if not isinstance(name, str) or name == "":
+        raise MetadataError(f"node name must be a non-empty string, not {name!r}")
+    if "/" in name:
+        raise MetadataError(f"node name {name!r} must not contain '/'")
+    if name.strip(".") == "":
+        raise MetadataError(f"node name {name!r} must not consist only of periods")
+    if len(name) > MAX_NAME_LENGTH:
+        raise MetadataError(f"node name {name[:20]!r}... is longer than {MAX_NAME_LENGTH} characters")
+    return name
+
+
+def join_path(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def key_prefix(path: str) -> str:
+    """The store prefix under which the node at ``path`` keeps its keys."""
+    return f"{path}/" if path else ""
+
+
+class Node:
+    """A group or array at ``path`` (``""`` is the root) in ``store``."""
+
+    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False) -> None:
+        self.store = store
+        self.path = path
+        self.metadata = metadata
+        self.read_only = read_only or store.read_only
+
+    @property
+    def name(self) -> str:
+        """The last segment of the path (``"/"`` for the root)."""
+        return self.path.rsplit("/", 1)[-1] if self.path else "/"
+
+    @property
+    def zarr_format(self) -> int:
+        return self.metadata.zarr_format
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{type(self).__name__.lower()} {self.path or '/'!r} is open read-only")
+
+    def _set_metadata(self, metadata: Any) -> None:
+        """Replace the metadata and write its documents (removing stale ones, e.g. an emptied
+        v2 ``.zattrs``)."""
+        self._check_writable()
+        prefix = key_prefix(self.path)
+        documents = metadata.documents()
+        self.store.set_many({prefix + k: v for k, v in documents.items()})
+        stale = [prefix + k for k in metadata.document_keys() if k not in documents]
+        if stale:
+            self.store.delete_many(stale)
+        self.metadata = metadata
+
+    def update_attributes(self, new: Mapping[str, Any]) -> None:
+        """Merge ``new`` into the attributes with one metadata write."""
+        merged = {**self.metadata.attributes, **new}
+        self._set_metadata(self.metadata.with_attributes(merged))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.store is self.store and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash((id(self.store), self.path))
+
+
+class Attributes(MutableMapping[str, Any]):
+    """The attributes of a node; every change is written to the store at once."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    def _current(self) -> dict[str, Any]:
+        return self._node.metadata.attributes
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._current()[key]
+        except KeyError:
+            raise NodeNotFoundError(f"no attribute {key!r} on {self._node.path or '/'!r}") from None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._node.update_attributes({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        current = dict(self._current())
+        if key not in current:
+            raise NodeNotFoundError(f"no attribute {key!r} on {self._node.path or '/'!r}")
+        del current[key]
+        self._node._set_metadata(self._node.metadata.with_attributes(current))
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # one write, not one per key
+        self._node.update_attributes({**dict(other), **kwargs})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict(self._current()))
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self._current())
+
+    def __repr__(self) -> str:
+        return f"Attributes({self._current()!r})"

@@ -1,0 +1,47 @@
+"""The nczarr command as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nczarr
+from nczarr.cli import main
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    # The console script is installed beside the interpreter running the tests.
+    command = Path(sys.executable).parent / "nczarr"
+    assert command.exists(), f"the nczarr command is not installed at {command}"
+    return subprocess.run([str(command), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_version_from_the_installed_command():
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"nczarr {nczarr.__version__}"
+
+
+def test_info_shows_the_sample_tree():
+    result = run("info", str(SAMPLES / "ocean.zarr"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("ocean.zarr (Zarr v3)")
+    assert "  analysis/" in lines
+    assert any(
+        line.startswith("  sst (time, lat, lon): 4x72x144 float32, chunks 1x72x144, codecs bytes, gzip")
+        for line in lines
+    )
+
+
+def test_info_on_a_missing_store_is_a_clear_error(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "nothing")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "usage: nczarr" in capsys.readouterr().out

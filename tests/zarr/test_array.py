@@ -1,0 +1,285 @@
+"""Behaviour of the engine's Array: selections, fill, chunk skipping, resize, the write-back
+cache, concurrency and errors."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from nczarr.errors import CodecError, NCZarrError, ReadOnlyError, SelectionError
+from nczarr.store import DirectoryStore, MemoryStore
+from nczarr.zarr import create_array, open_array
+
+FORMATS = [2, 3]
+
+
+def make(store=None, *, zarr_format=3, shape=(10, 7), chunks=(4, 3), dtype="f4", fill_value=-1, **kw):
+    store = MemoryStore() if store is None else store
+    return create_array(store, "a", zarr_format=zarr_format, shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value, **kw)
+
+
+def outer_index(ref: np.ndarray, selection) -> np.ndarray:
+    """numpy's result for an orthogonal selection, one dimension at a time."""
+    sel = selection if isinstance(selection, tuple) else (selection,)
+    if any(s is Ellipsis for s in sel):
+        i = next(i for i, s in enumerate(sel) if s is Ellipsis)
+        sel = sel[:i] + (slice(None),) * (ref.ndim - len(sel) + 1) + sel[i + 1 :]
+    out, axis = ref, 0
+    for s in sel:
+        out = out[(slice(None),) * axis + (s,)]
+        axis += not isinstance(s, int)
+    return out
+
+
+def reference(shape=(10, 7), dtype="f4"):
+    return np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+@pytest.mark.parametrize(
+    "selection",
+    [
+        (slice(None),),
+        (3,),
+        (-1, -2),
+        (slice(1, 9, 3), slice(None, None, 2)),
+        (slice(None, None, -1),),
+        (slice(8, 1, -3), slice(6, None, -4)),
+        ([7, 1, 1, -2], slice(None)),
+        ([2, 0], [6, 0, 3]),
+        (np.array([True, False] * 5), [1]),
+        (Ellipsis, 2),
+        (2, Ellipsis),
+        (slice(20, 30),),
+        ([],),
+    ],
+    ids=repr,
+)
+def test_read_matches_numpy_orthogonal_indexing(zarr_format, selection):
+    a = make(zarr_format=zarr_format)
+    a[...] = reference()
+    np.testing.assert_array_equal(a[selection], outer_index(reference(), selection))
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_partial_writes_and_broadcasting(zarr_format):
+    a = make(zarr_format=zarr_format)
+    ref = np.full((10, 7), -1, dtype="f4")
+    a[1:9:2, [5, 0]] = [[1, 2]]
+    ref[1:9:2][:, [5, 0]] = [[1, 2]]
+    a[::-1, 3] = np.arange(10)
+    ref[::-1, 3] = np.arange(10)
+    a[4] = 7.5
+    ref[4] = 7.5
+    np.testing.assert_array_equal(a[:], ref)
+    a.flush()
+    np.testing.assert_array_equal(open_array(a.store, "a")[:], ref)
+
+
+def test_missing_chunks_read_as_fill_and_all_fill_chunks_are_not_stored():
+    store = MemoryStore()
+    a = make(store)
+    a[0:4, 0:3] = 5  # exactly chunk (0, 0)
+    a[4:8, 0:3] = -1  # exactly chunk (1, 0), all fill
+    keys = set(store.list())
+    assert "a/c/0/0" in keys and "a/c/1/0" not in keys
+    assert a[5, 1] == -1 and a[9, 6] == -1
+    a[0:4, 0:3] = -1  # overwriting with fill deletes the stored chunk
+    assert "a/c/0/0" not in set(store.list())
+
+
+def test_write_empty_chunks_stores_fill_chunks():
+    store = MemoryStore()
+    a = make(store, write_empty_chunks=True)
+    a[0:4, 0:3] = -1
+    assert "a/c/0/0" in set(store.list())
+
+
+def test_nan_fill_chunks_are_skipped():
+    store = MemoryStore()
+    a = make(store, fill_value=float("nan"))
+    a[0:4, 0:3] = np.nan
+    assert not [k for k in store.list() if "/c/" in k]
+    assert np.isnan(a[9, 6])
+
+
+def test_edge_chunks_are_padded_with_fill():
+    store = MemoryStore()
+    a = make(store, shape=(5,), chunks=(4,), dtype="i2", fill_value=-7)
+    a[:] = np.arange(5)
+    raw = np.frombuffer(store.get("a/c/1"), dtype="<i2")
+    assert raw.tolist() == [4, -7, -7, -7]
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_resize_deletes_chunks_outside_and_resets_cut_edges(zarr_format):
+    store = MemoryStore()
+    a = make(store, zarr_format=zarr_format)
+    a[:] = reference()
+    before = len(list(store.list()))
+    a.resize(5, 4)
+    assert a.shape == (5, 4)
+    assert len(list(store.list())) < before
+    a.resize(10, 7)
+    expected = np.full((10, 7), -1, dtype="f4")
+    expected[:5, :4] = reference()[:5, :4]
+    np.testing.assert_array_equal(a[:], expected)
+    assert open_array(store, "a").shape == (10, 7)
+
+
+def test_append_grows_the_first_dimension():
+    a = make(shape=(0, 3), chunks=(2, 3))
+    for i in range(5):
+        a.append(np.full((1, 3), i))
+    assert a.shape == (5, 3)
+    assert a[:, 0].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_write_back_cache_holds_small_writes_until_flush():
+    store = MemoryStore()
+    a = make(store, shape=(1000,), chunks=(100,))
+    a[:] = 0
+    a[5] = 1
+    a[6] = 2
+    assert open_array(store, "a")[5] == 0  # not written yet
+    assert a[5] == 1  # but visible through the array
+    a.flush()
+    assert open_array(store, "a")[5:7].tolist() == [1, 2]
+
+
+def test_dirty_chunks_are_flushed_when_the_array_is_collected():
+    store = MemoryStore()
+    a = make(store, shape=(1000,), chunks=(100,))
+    a[5] = 1
+    del a
+    gc.collect()
+    assert open_array(store, "a")[5] == 1
+
+
+def test_cache_evicts_dirty_chunks_to_the_store_when_full():
+    store = MemoryStore()
+    a = make(store, shape=(1000,), chunks=(100,), dtype="f8", cache_bytes=2 * 800)
+    for i in range(0, 1000, 100):
+        a[i] = i
+    # Ten dirty chunks, room for two: at least eight are already in the store.
+    stored = open_array(store, "a")[::100]
+    assert (stored == np.arange(0, 1000, 100)).sum() >= 8
+    a.flush()
+    assert open_array(store, "a")[::100].tolist() == list(range(0, 1000, 100))
+
+
+@pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "directory"])
+def test_scalar_array(on_disk, tmp_path):
+    store = DirectoryStore(tmp_path) if on_disk else MemoryStore()
+    a = make(store, shape=(), chunks=(), dtype="i8", fill_value=3)
+    assert open_array(store, "a")[()] == 3
+    a[()] = 42
+    assert open_array(store, "a")[...] == 42 and a.nchunks == 1
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_fortran_order(zarr_format):
+    store = MemoryStore()
+    a = make(store, zarr_format=zarr_format, order="F", dtype="i4")
+    a[:] = reference(dtype="i4")
+    np.testing.assert_array_equal(open_array(store, "a")[:], reference(dtype="i4"))
+    chunk = a.pipeline.decode(store.get(a.chunk_key((0, 0))))
+    np.testing.assert_array_equal(chunk, reference(dtype="i4")[:4, :3])
+
+
+def test_strings_round_trip():
+    a = make(shape=(5,), chunks=(2,), dtype=object, fill_value="")
+    a[:3] = ["α", "b b", ""]
+    assert a[:].tolist() == ["α", "b b", "", "", ""]
+
+
+def test_compressed_chunks_decode_concurrently(tmp_path):
+    a = make(DirectoryStore(tmp_path), shape=(64, 64), chunks=(8, 8), dtype="f8", compressors=[{"name": "gzip", "configuration": {"level": 1}}])
+    ref = np.random.default_rng(0).standard_normal((64, 64))
+    a[:] = ref
+    np.testing.assert_array_equal(open_array(DirectoryStore(tmp_path), "a")[:], ref)
+
+
+def test_raw_reads_go_straight_into_the_result(tmp_path):
+    store = DirectoryStore(tmp_path)
+    a = make(store, shape=(8, 6), chunks=(2, 6), dtype="<f4")
+    a[:] = reference((8, 6))
+    b = open_array(store, "a")
+    assert b.pipeline.is_raw
+    np.testing.assert_array_equal(b[:], reference((8, 6)))
+    np.testing.assert_array_equal(b[::-1], reference((8, 6))[::-1])
+
+
+def test_selection_errors_name_the_problem():
+    a = make()
+    with pytest.raises(SelectionError, match="index 10 is out of bounds for dimension 0 of size 10"):
+        a[10]
+    with pytest.raises(IndexError, match=r"index -8 is out of bounds for dimension 1 of size 7"):
+        a[0, [1, -8]]
+    with pytest.raises(SelectionError, match=r"boolean index of shape \(3,\) does not match dimension 0 of size 10"):
+        a[np.array([True, False, True])]
+    with pytest.raises(SelectionError, match="too many indices: 3 for an array of 2 dimension"):
+        a[0, 0, 0]
+    with pytest.raises(SelectionError, match="only have a single ellipsis"):
+        a[..., ...]
+    with pytest.raises(SelectionError, match=r"cannot assign a value of shape \(3,\) to a selection of shape \(10, 7\)"):
+        a[:] = [1, 2, 3]
+
+
+def test_read_only_array_refuses_writes():
+    store = MemoryStore()
+    make(store)
+    b = open_array(store, "a", mode="r")
+    with pytest.raises(ReadOnlyError, match="'a' is open read-only"):
+        b[0, 0] = 1
+    with pytest.raises(ReadOnlyError):
+        b.resize(3, 3)
+    with pytest.raises(ReadOnlyError):
+        b.attrs["x"] = 1
+
+
+def test_corrupt_chunk_error_names_the_key():
+    store = MemoryStore()
+    a = make(store, shape=(4,), chunks=(4,), dtype="f4")
+    a[:] = 1
+    store.set("a/c/0", b"\x00" * 3)
+    with pytest.raises(CodecError, match=r"chunk 'a/c/0' of array 'a'") as info:
+        open_array(store, "a")[:]
+    assert isinstance(info.value, NCZarrError)
+
+
+def test_attributes_are_written_at_once():
+    store = MemoryStore()
+    a = make(store)
+    a.attrs["units"] = "K"
+    a.attrs.update({"long_name": "temperature", "valid_range": [0, 400]})
+    del a.attrs["units"]
+    assert dict(open_array(store, "a").attrs) == {"long_name": "temperature", "valid_range": [0, 400]}
+
+
+class RangeCountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes_read = 0
+
+    def _get(self, key, byte_range):
+        value = super()._get(key, byte_range)
+        self.bytes_read += len(value or b"")
+        return value
+
+
+def test_reading_part_of_a_shard_fetches_only_what_it_needs():
+    store = RangeCountingStore()
+    a = make(store, shape=(64, 64), chunks=(8, 8), shards=(64, 64), dtype="f8", fill_value=0)
+    ref = np.random.default_rng(1).standard_normal((64, 64))
+    a[:] = ref
+    b = open_array(store, "a")
+    store.bytes_read = 0
+    np.testing.assert_array_equal(b[3, [60, 2]], ref[3, [60, 2]])
+    np.testing.assert_array_equal(b[10:20, 5], ref[10:20, 5])
+    # Two inner chunks for the first read, two for the second, plus the index each time:
+    # far less than the 32 KiB shard.
+    assert store.bytes_read < 8 * 1024
+    assert b[:].tolist() == ref.tolist()
