@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -30,6 +31,7 @@ DEFAULT_CACHE_BYTES = 64 * 2**20
 BATCH_SIZE = 64
 
 _pool: ThreadPoolExecutor | None = None
+_scratch = threading.local()
 _pool_lock = threading.Lock()
 
 
@@ -44,9 +46,14 @@ def executor() -> ThreadPoolExecutor:
 
 def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
     """Run tasks in the pool (inline when there is only one) and re-raise the first error."""
-    if len(tasks) <= 1:
-        return [t() for t in tasks]
-    return list(executor().map(lambda t: t(), tasks))
+    if len(tasks) > 1:
+        try:
+            return list(executor().map(lambda t: t(), tasks))
+        except RuntimeError:
+            if not sys.is_finalizing():
+                raise
+            # At interpreter exit the pool takes no work, but dirty chunks must still be written.
+    return [t() for t in tasks]
 
 
 def build_pipeline(metadata: Any) -> CodecPipeline:
@@ -142,27 +149,17 @@ class ChunkWriter:
             raise CodecError(f"chunk {key!r}: {e}") from e
 
     def write(self, chunks: Iterable[tuple[str, np.ndarray]]) -> None:
-        """Encode concurrently, then store (or delete the keys of all-fill chunks)."""
+        """Encode concurrently, then store in one batch (or delete the keys of all-fill
+        chunks). The batch is the store's to parallelise: a remote store overlaps requests,
+        while a local directory writes faster one file at a time."""
         chunks = list(chunks)
         if not chunks:
             return
-        if self.store.prefers_concurrency:
-            encoded = _run([lambda k=k, c=c: self.encode(k, c) for k, c in chunks])
-            self.store.set_many({k: v for (k, _), v in zip(chunks, encoded) if v is not None})
-            empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
-        else:
-            was_fill = _run([lambda k=k, c=c: self._store_one(k, c) for k, c in chunks])
-            empties = [k for (k, _), empty in zip(chunks, was_fill) if empty]
+        encoded = _run([lambda k=k, c=c: self.encode(k, c) for k, c in chunks])
+        self.store.set_many({k: v for (k, _), v in zip(chunks, encoded) if v is not None})
+        empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
         if empties:
             self.store.delete_many(empties)
-
-    def _store_one(self, key: str, chunk: np.ndarray) -> bool:
-        """Encode and store one chunk; True when it was all fill (to be deleted)."""
-        data = self.encode(key, chunk)
-        if data is None:
-            return True
-        self.store.set(key, data)
-        return False
 
     def flush(self, cache: ChunkCache) -> None:
         self.write(cache.take_dirty())
@@ -287,16 +284,33 @@ class Array(Node):
         contiguous = target.flags.f_contiguous if self.metadata.order == "F" else target.flags.c_contiguous
         return target if contiguous else None
 
-    def _load_one(self, view: np.ndarray, key: str, proj: ChunkProjection) -> np.ndarray | None:
-        target = self._readinto_target(view, proj)
-        if target is not None:
-            try:
+    def _read_raw_scratch(self, key: str) -> np.ndarray | None:
+        """A raw chunk read into this thread's reusable buffer (fresh buffers of megabytes
+        cost page faults on every read); None when absent. Valid until the thread's next read."""
+        nbytes = self.dtype.itemsize * int(np.prod(self.chunks, dtype=np.int64))
+        buffer = getattr(_scratch, "buffer", None)
+        if buffer is None or len(buffer) < nbytes:
+            buffer = _scratch.buffer = bytearray(nbytes)
+        if not self.store.get_into(key, memoryview(buffer)[:nbytes]):
+            return None
+        return np.frombuffer(buffer, dtype=self.dtype, count=nbytes // self.dtype.itemsize).reshape(
+            self.chunks, order=self.metadata.order
+        )
+
+    def _load_one(self, view: np.ndarray, key: str, proj: ChunkProjection, keep: bool) -> np.ndarray | None:
+        """Read one chunk into its place in ``view``; return the decoded chunk when ``keep``."""
+        try:
+            target = self._readinto_target(view, proj)
+            if target is not None:
                 # Bytes, in memory order: datetime and other dtypes have no buffer format.
                 if not self.store.get_into(key, target.ravel(order="K").view(np.uint8)):
                     target[...] = self._pipeline.spec.fill_value
                 return None
-            except StoreError:
-                pass  # e.g. a value of the wrong size: the decoding path below says what is wrong
+            if self._pipeline.is_raw and not keep and self.dtype.itemsize:
+                self._place(view, proj, self._read_raw_scratch(key))
+                return None
+        except StoreError:
+            pass  # e.g. a value of the wrong size: the decoding path below says what is wrong
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
@@ -328,11 +342,11 @@ class Array(Node):
                 found = self.store.get_many([k for k, _ in batch])
                 _run([lambda k=k, p=p: self._place(view, p, self._decode(k, found.get(k))) for k, p in batch])
             return
-        chunks = _run([lambda k=k, p=p: self._load_one(view, k, p) for k, p in pending])
         # A small read inside one chunk is often followed by another: keep that chunk.
-        if len(pending) == 1 and not pending[0][1].full and chunks[0] is not None:
-            if self._cache.fits(chunks[0].nbytes):
-                self._cache.put(pending[0][0], chunks[0], dirty=False)
+        keep = len(pending) == 1 and not pending[0][1].full
+        chunks = _run([lambda k=k, p=p: self._load_one(view, k, p, keep) for k, p in pending])
+        if keep and chunks[0] is not None and self._cache.fits(chunks[0].nbytes):
+            self._cache.put(pending[0][0], chunks[0], dirty=False)
 
     # -- writing -------------------------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
