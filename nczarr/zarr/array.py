@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -46,14 +45,18 @@ def executor() -> ThreadPoolExecutor:
 
 def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
     """Run tasks in the pool (inline when there is only one) and re-raise the first error."""
-    if len(tasks) > 1:
+    if len(tasks) <= 1:
+        return [t() for t in tasks]
+    pool = executor()
+    futures = []
+    for i, task in enumerate(tasks):
         try:
-            return list(executor().map(lambda t: t(), tasks))
+            futures.append(pool.submit(task))
         except RuntimeError:
-            if not sys.is_finalizing():
-                raise
-            # At interpreter exit the pool takes no work, but dirty chunks must still be written.
-    return [t() for t in tasks]
+            # The pool refuses work once the interpreter exits, but the exit-time flush of
+            # dirty chunks must still happen: do the rest here.
+            return [f.result() for f in futures] + [t() for t in tasks[i:]]
+    return [f.result() for f in futures]
 
 
 def build_pipeline(metadata: Any) -> CodecPipeline:

@@ -283,3 +283,19 @@ def test_reading_part_of_a_shard_fetches_only_what_it_needs():
     # far less than the 32 KiB shard.
     assert store.bytes_read < 8 * 1024
     assert b[:].tolist() == ref.tolist()
+
+
+def test_dirty_chunks_are_flushed_at_interpreter_exit(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "from nczarr.store import DirectoryStore\n"
+        "from nczarr.zarr import create_array\n"
+        f"a = create_array(DirectoryStore({str(tmp_path)!r}), 'a', shape=(1000,), chunks=(100,), dtype='i4')\n"
+        "a[5] = 7\n"
+        "a[950] = 8\n"  # two dirty chunks: the exit flush must not need the thread pool
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert open_array(DirectoryStore(tmp_path), "a")[[5, 950]].tolist() == [7, 8]
