@@ -1,11 +1,22 @@
 """Groups and the hierarchy: create and open nodes by path, list children (groups implied by
-descendants included), delete subtrees, consolidate metadata."""
+descendants included), delete subtrees, consolidate metadata.
+
+Consolidated metadata (v3: inline in the root ``zarr.json``, as zarr-python 3 writes it; v2:
+``.zmetadata``) is used by default when a group that has it is opened, so opening a hierarchy
+and listing every node costs one read. It is *current* by this rule: every change nczarr
+makes through a hierarchy drops the consolidated metadata that describes it on the first
+change (so a stale copy is never left behind, even if the hierarchy is not closed), keeps
+the in-memory view current, and writes consolidated metadata again on ``Group.close()``.
+Changes made behind nczarr's back (another writer) cannot be seen cheaply: open with
+``use_consolidated=False`` to read every node, and see :mod:`nczarr.zarr.zom` to compare.
+"""
 
 from __future__ import annotations
 
 import math
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -22,6 +33,7 @@ from nczarr.zarr.metadata import (
     ZMETADATA,
     ArrayMetadataV2,
     ArrayMetadataV3,
+    GroupMetadata,
     GroupMetadataV2,
     GroupMetadataV3,
     NodeMetadata,
@@ -174,9 +186,173 @@ def _with_normalized_codecs(metadata: ArrayMetadataV2 | ArrayMetadataV3) -> Arra
     return replace(metadata, filters=tuple(filters) if filters else None, compressor=compressor)
 
 
+class _Hierarchy:
+    """What the groups and arrays opened from one group (the hierarchy's root) share: the
+    consolidated view they read nodes from, whether anything changed through them, and the
+    consolidated metadata to write again when the hierarchy is closed.
+
+    The currency rule: the first change made through a hierarchy removes the stored
+    consolidated metadata that describes it (its root's own, and the store root's), so what a
+    store holds never describes a hierarchy that nczarr has changed since; ``close()`` writes
+    it again from what the hierarchy knows. A hierarchy rooted at the store root always gets
+    consolidated metadata when it is closed after changes."""
+
+    def __init__(self, root: Group, nodes: dict[str, NodeMetadata] | None, write_consolidated: bool) -> None:
+        self.root = root
+        #: store path → metadata of every node below the root, kept current by every change
+        #: made through the hierarchy; None: nodes are read from the store.
+        self.nodes = nodes
+        self.write_consolidated = write_consolidated
+        self.changed = False
+        #: Whether the root's own consolidated metadata is to be written on close.
+        self._root_copy = False
+        #: For a hierarchy below the store root whose consolidated metadata was dropped: the
+        #: store root's metadata and the entries of that copy outside this hierarchy.
+        self._store_root_copy: tuple[GroupMetadata, dict[str, NodeMetadata]] | None = None
+        self._arrays: weakref.WeakValueDictionary[int, Array] = weakref.WeakValueDictionary()
+
+    # -- changes -------------------------------------------------------------------------
+    def change(self) -> None:
+        """Note that the hierarchy is about to change; the first change drops the stored
+        consolidated metadata that describes it."""
+        if self.changed:
+            return
+        self.changed = True
+        root = self.root
+        if isinstance(root.metadata, GroupMetadataV3):
+            self._root_copy = not root.path or root.metadata.consolidated is not None
+            if root.metadata.consolidated is not None:
+                Node._set_metadata(root, _without_copy(root.metadata))
+        else:
+            prefix = key_prefix(root.path)
+            self._root_copy = not root.path or root.store.exists(prefix + ZMETADATA)
+            if self._root_copy:
+                root.store.delete(prefix + ZMETADATA)
+        if root.path:  # the store root's copy describes this hierarchy too
+            dropped = _drop_store_root_copy(root.store, root.zarr_format)
+            if dropped is not None:
+                metadata, entries = dropped
+                self._store_root_copy = (metadata, {p: m for p, m in entries.items() if not _is_within(p, root.path)})
+
+    def record(self, path: str, metadata: NodeMetadata) -> None:
+        """The node at ``path`` was written with ``metadata`` (the hook of arrays)."""
+        self.change()
+        if self.nodes is not None and path != self.root.path:
+            self.nodes[path] = metadata
+
+    def forget(self, path: str) -> None:
+        """The node at ``path`` and everything below it are about to be deleted."""
+        self.change()
+        if self.nodes is not None:
+            for p in [p for p in self.nodes if _is_within(p, path)]:
+                del self.nodes[p]
+
+    def track(self, array: Array) -> Array:
+        """Hand out ``array``: report its metadata changes, flush it on close."""
+        array.on_metadata_change = self.record
+        self._arrays[id(array)] = array
+        return array
+
+    # -- consolidated metadata -------------------------------------------------------------
+    def nodes_below(self, group: Group) -> dict[str, NodeMetadata]:
+        """Path relative to ``group`` → metadata of every node below it: from the view when
+        there is one, else by walking the store."""
+        if self.nodes is None:
+            return group.descendants()
+        prefix = key_prefix(group.path)
+        return {p[len(prefix) :]: m for p, m in self.nodes.items() if p.startswith(prefix)}
+
+    def consolidated(self, group: Group) -> None:
+        """``group`` was just consolidated: its copy is current, not one to write on close."""
+        if group is self.root:
+            self._root_copy = False
+        if not group.path:
+            self._store_root_copy = None
+        self.changed = self._root_copy or self._store_root_copy is not None
+
+    def close(self) -> None:
+        """Flush the arrays handed out; when the hierarchy changed, write the consolidated
+        metadata that the change dropped (and the store root's, when rooted there)."""
+        for array in list(self._arrays.values()):
+            array.flush()
+        root = self.root
+        if self.changed and self.write_consolidated and not root.read_only:
+            inside = self.nodes_below(root)
+            if self._root_copy:
+                root.metadata = _write_copy(root.store, root.path, _without_copy(root.metadata), inside)
+            if self._store_root_copy is not None:
+                metadata, outside = self._store_root_copy
+                below = {join_path(root.path, p): m for p, m in inside.items()}
+                _write_copy(root.store, "", metadata, {**outside, root.path: root.metadata, **below})
+        self._root_copy, self._store_root_copy, self.changed = False, None, False
+
+
+def _drop_store_root_copy(store: Store, zarr_format: int) -> tuple[GroupMetadata, dict[str, NodeMetadata]] | None:
+    """Remove the consolidated metadata of the store root; (the root's metadata without it,
+    its entries), or None when there was none."""
+    metadata = read_metadata(store, "", zarr_format)  # type: ignore[arg-type]
+    if metadata is None or metadata.node_type != "group":
+        return None
+    entries = _read_consolidated(store, "", metadata)
+    if entries is None:
+        return None
+    if isinstance(metadata, GroupMetadataV3):
+        metadata = _without_copy(metadata)
+        store.set_many(metadata.documents())
+    else:
+        store.delete(ZMETADATA)
+    return metadata, entries
+
+
+def _dropping_store_root_copy(store: Store, zarr_format: int) -> Callable[[str, Any], None]:
+    """The metadata hook of an array opened on its own, below the store root: its first change
+    drops the root's consolidated metadata, which describes the array too (an array has no
+    hierarchy whose close() would write it again)."""
+    dropped = False
+
+    def hook(path: str, metadata: Any) -> None:
+        nonlocal dropped
+        if not dropped:
+            dropped = True
+            _drop_store_root_copy(store, zarr_format)
+
+    return hook
+
+
+def _is_within(path: str, ancestor: str) -> bool:
+    """Whether ``path`` is ``ancestor`` or below it (every path is below the root ``""``)."""
+    return not ancestor or path == ancestor or path.startswith(ancestor + "/")
+
+
+def _without_copy(metadata: GroupMetadata) -> GroupMetadata:
+    if isinstance(metadata, GroupMetadataV3) and metadata.consolidated is not None:
+        return replace(metadata, consolidated=None)
+    return metadata
+
+
+def _write_copy(store: Store, path: str, metadata: GroupMetadata, nodes: Mapping[str, NodeMetadata]) -> GroupMetadata:
+    """Store ``nodes`` (path relative to the group → metadata) as the consolidated metadata of
+    the group at ``path`` (v3: inline in its ``zarr.json``; v2: ``.zmetadata``); the group's
+    metadata as it now is."""
+    prefix = key_prefix(path)
+    if isinstance(metadata, GroupMetadataV3):
+        metadata = make_consolidated_v3(metadata, nodes)
+        store.set_many({prefix + k: v for k, v in metadata.documents().items()})
+    else:
+        store.set(prefix + ZMETADATA, make_zmetadata(metadata, nodes))
+    return metadata
+
+
 class Group(Node):
-    """A Zarr group (v2 or v3). ``consolidated``, when given, holds the metadata of every
-    node below the root by path, so opening children reads nothing more from the store."""
+    """A Zarr group (v2 or v3).
+
+    A group opened or created by the functions below is the root of a *hierarchy* that the
+    groups and arrays opened through it share. ``consolidated``, when given, holds the
+    metadata of every node below the group by store path, so opening children reads nothing
+    more from the store; changes made through the hierarchy keep it current. ``close()`` (or
+    the end of a ``with`` block) flushes the arrays opened through the hierarchy and, when
+    anything changed through it, writes its consolidated metadata (unless
+    ``write_consolidated`` is False)."""
 
     def __init__(
         self,
@@ -186,28 +362,37 @@ class Group(Node):
         *,
         read_only: bool = False,
         consolidated: dict[str, NodeMetadata] | None = None,
+        write_consolidated: bool = True,
+        hierarchy: _Hierarchy | None = None,
     ) -> None:
         super().__init__(store, path, metadata, read_only=read_only)
-        self._consolidated = consolidated
+        #: The hierarchy this group belongs to (internal: given to the children of a group).
+        self._hierarchy = hierarchy or _Hierarchy(self, consolidated, write_consolidated)
 
     def __repr__(self) -> str:
         return f"<nczarr.Group {self.path or '/'!r} zarr_format={self.zarr_format}>"
 
+    @property
+    def uses_consolidated(self) -> bool:
+        """Whether nodes are read from consolidated metadata rather than from the store."""
+        return self._hierarchy.nodes is not None
+
     # -- children ------------------------------------------------------------------------
     def _metadata_of(self, path: str) -> NodeMetadata | None:
-        if self._consolidated is not None:
-            return self._consolidated.get(path)
-        return read_metadata(self.store, path, self.zarr_format)
+        view = self._hierarchy.nodes
+        if view is not None:
+            return view.get(path)
+        return read_metadata(self.store, path, self.zarr_format)  # type: ignore[arg-type]
 
     def _node(self, path: str, metadata: NodeMetadata | None) -> Group | Array:
         if metadata is None:
-            if self._consolidated is not None or not _has_descendant_node(self.store, path):
+            if self._hierarchy.nodes is not None or not _has_descendant_node(self.store, path):
                 raise NodeNotFoundError(f"no group or array at {path!r}")
             # An implicit group: no document of its own, but nodes below it.
             metadata = GroupMetadataV3() if self.zarr_format == 3 else GroupMetadataV2()
         if metadata.node_type == "array":
-            return Array(self.store, path, metadata, read_only=self.read_only)
-        return Group(self.store, path, metadata, read_only=self.read_only, consolidated=self._consolidated)
+            return self._hierarchy.track(Array(self.store, path, metadata, read_only=self.read_only))
+        return Group(self.store, path, metadata, read_only=self.read_only, hierarchy=self._hierarchy)
 
     def __getitem__(self, name: str) -> Group | Array:
         path = join_path(self.path, _normalize_path(name))
@@ -223,25 +408,29 @@ class Group(Node):
         return isinstance(name, str) and self.get(name) is not None
 
     def _child_names(self) -> list[str]:
-        if self._consolidated is not None:
+        view = self._hierarchy.nodes
+        if view is not None:
             depth = self.path.count("/") + 1 if self.path else 0
             prefix = key_prefix(self.path)
-            return sorted(
-                p[len(prefix) :] for p in self._consolidated if p.startswith(prefix) and p.count("/") == depth
-            )
+            return sorted(p[len(prefix) :] for p in view if p.startswith(prefix) and p.count("/") == depth)
         _, prefixes = self.store.list_dir(key_prefix(self.path))
         return prefixes
 
-    def members(self) -> dict[str, Group | Array]:
-        """Children by name, sorted; groups implied by deeper nodes are included."""
-        out: dict[str, Group | Array] = {}
+    def _children(self) -> Iterator[tuple[str, NodeMetadata]]:
+        """(path, metadata) of each child, sorted by name; groups implied by deeper nodes
+        are included."""
         for name in self._child_names():
             path = join_path(self.path, name)
             metadata = self._metadata_of(path)
-            if metadata is None and (self._consolidated is not None or not _has_descendant_node(self.store, path)):
-                continue  # e.g. a v3 array's chunk directory is not a child
-            out[name] = self._node(path, metadata)
-        return out
+            if metadata is None:
+                if self._hierarchy.nodes is not None or not _has_descendant_node(self.store, path):
+                    continue  # e.g. a v3 array's chunk directory is not a child
+                metadata = GroupMetadataV3() if self.zarr_format == 3 else GroupMetadataV2()
+            yield path, metadata
+
+    def members(self) -> dict[str, Group | Array]:
+        """Children by name, sorted; groups implied by deeper nodes are included."""
+        return {path.rsplit("/", 1)[-1]: self._node(path, metadata) for path, metadata in self._children()}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.members())
@@ -259,7 +448,26 @@ class Group(Node):
             if isinstance(node, Group):
                 yield from node.walk()
 
+    def descendants(self) -> dict[str, NodeMetadata]:
+        """The metadata of every node below this group by path relative to it, depth first
+        (the form consolidated metadata stores); read without opening the arrays."""
+        out: dict[str, NodeMetadata] = {}
+        prefix = key_prefix(self.path)
+        for path, metadata in self._children():
+            out[path[len(prefix) :]] = metadata
+            if metadata.node_type == "group":
+                child = Group(self.store, path, metadata, read_only=True, hierarchy=self._hierarchy)
+                out.update({f"{path[len(prefix) :]}/{p}": m for p, m in child.descendants().items()})
+        return out
+
     # -- creating and deleting ------------------------------------------------------------
+    def _set_metadata(self, metadata: Any) -> None:
+        self._check_writable()
+        self._hierarchy.change()
+        # Consolidated metadata is written by consolidate() and close() only, never kept stale.
+        Node._set_metadata(self, _without_copy(metadata))
+        self._hierarchy.record(self.path, self.metadata)
+
     def _claim(self, name: str, overwrite: bool) -> str:
         """The path for a new child ``name`` (which may be ``a/b``: missing groups between are
         created); an existing node there is an error unless ``overwrite``."""
@@ -274,26 +482,16 @@ class Group(Node):
             if not overwrite:
                 raise NodeExistsError(f"a node already exists at {path!r}")
             self._check_writable()
-            self._forget(path)
+            self._hierarchy.forget(path)
             self.store.delete_prefix(key_prefix(path))
         return path
-
-    def _record(self, path: str, metadata: NodeMetadata) -> None:
-        if self._consolidated is not None:
-            self._consolidated[path] = metadata
-
-    def _forget(self, path: str) -> None:
-        if self._consolidated is not None:
-            for p in [p for p in self._consolidated if p == path or p.startswith(path + "/")]:
-                del self._consolidated[p]
 
     def create_group(self, name: str, *, attributes: Mapping[str, Any] | None = None, overwrite: bool = False) -> Group:
         self._check_writable()
         path = self._claim(name, overwrite)
         metadata = GroupMetadataV3(dict(attributes or {})) if self.zarr_format == 3 else GroupMetadataV2(dict(attributes or {}))
-        group = Group(self.store, path, metadata, consolidated=self._consolidated)
+        group = Group(self.store, path, metadata, hierarchy=self._hierarchy)
         group._set_metadata(metadata)
-        self._record(path, metadata)
         return group
 
     def require_group(self, name: str) -> Group:
@@ -320,31 +518,36 @@ class Group(Node):
         self._check_writable()
         metadata = new_array_metadata(zarr_format=self.zarr_format, shape=shape, dtype=dtype, **metadata_options)
         path = self._claim(name, overwrite)
-        array = _new_array(self.store, path, metadata, cache_bytes, write_empty_chunks)
-        self._record(path, metadata)
-        return array
+        return _new_array(self.store, path, metadata, cache_bytes, write_empty_chunks, self._hierarchy)
 
     def delete(self, name: str) -> None:
         """Remove the child ``name`` and everything below it."""
         self._check_writable()
         node = self[name]
-        self._forget(node.path)
+        self._hierarchy.forget(node.path)
         self.store.delete_prefix(key_prefix(node.path))
 
     __delitem__ = delete
 
-    # -- consolidated metadata -------------------------------------------------------------
+    # -- consolidated metadata and closing -------------------------------------------------
     def consolidate(self) -> None:
         """Write the metadata of every node below this group into it (v3: inline in its
         ``zarr.json``, as zarr-python does; v2: ``.zmetadata``)."""
         self._check_writable()
-        plain = Group(self.store, self.path, self.metadata, read_only=self.read_only)
-        prefix = key_prefix(self.path)
-        nodes = {node.path[len(prefix) :]: node.metadata for node in plain.walk()}
-        if self.zarr_format == 3:
-            self._set_metadata(make_consolidated_v3(self.metadata, nodes))
-        else:
-            self.store.set(prefix + ZMETADATA, make_zmetadata(self.metadata, nodes))
+        nodes = self._hierarchy.nodes_below(self)
+        self.metadata = _write_copy(self.store, self.path, _without_copy(self.metadata), nodes)
+        self._hierarchy.consolidated(self)
+
+    def close(self) -> None:
+        """Close the hierarchy this group belongs to: flush the arrays opened through it and,
+        when anything changed through it, write its consolidated metadata."""
+        self._hierarchy.close()
+
+    def __enter__(self) -> Group:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _mode_flags(mode: str) -> tuple[bool, bool, bool]:
@@ -363,9 +566,12 @@ def open_node(
     mode: str = "r",
     zarr_format: ZarrFormat | None = None,
     use_consolidated: bool | None = None,
+    write_consolidated: bool = True,
 ) -> Group | Array:
-    """The group or array at ``path``. Consolidated metadata of a root group is used when
-    present unless ``use_consolidated`` is False (True makes its absence an error)."""
+    """The group or array at ``path``. The consolidated metadata of a group is used when
+    present unless ``use_consolidated`` is False (True makes its absence an error). A group
+    opened writable writes consolidated metadata when it is closed after changes, unless
+    ``write_consolidated`` is False (see :class:`Group`)."""
     read_only, _, _ = _mode_flags(mode)
     path = _normalize_path(path)
     metadata = read_metadata(store, path, zarr_format)
@@ -375,11 +581,16 @@ def open_node(
         else:
             raise NodeNotFoundError(f"no group or array at {path or '/'!r} in {store!r}")
     if metadata.node_type == "array":
-        return Array(store, path, metadata, read_only=read_only)
+        array = Array(store, path, metadata, read_only=read_only)
+        if path and not array.read_only:
+            array.on_metadata_change = _dropping_store_root_copy(store, metadata.zarr_format)
+        return array
     consolidated = _read_consolidated(store, path, metadata) if use_consolidated is not False else None
     if consolidated is None and use_consolidated:
         raise NodeNotFoundError(f"no consolidated metadata at {path or '/'!r} in {store!r}")
-    return Group(store, path, metadata, read_only=read_only, consolidated=consolidated)
+    return Group(
+        store, path, metadata, read_only=read_only, consolidated=consolidated, write_consolidated=write_consolidated
+    )
 
 
 def _read_consolidated(
@@ -416,15 +627,17 @@ def create_group(
     zarr_format: ZarrFormat = 3,
     attributes: Mapping[str, Any] | None = None,
     overwrite: bool = False,
+    write_consolidated: bool = True,
 ) -> Group:
-    """A new group at ``path`` (the root by default); ``overwrite`` replaces what is there."""
+    """A new group at ``path`` (the root by default); ``overwrite`` replaces what is there.
+    Closing it writes consolidated metadata unless ``write_consolidated`` is False."""
     path = _normalize_path(path)
     if read_metadata(store, path) is not None:
         if not overwrite:
             raise NodeExistsError(f"a node already exists at {path or '/'!r} in {store!r}")
         store.delete_prefix(key_prefix(path))
     metadata = GroupMetadataV3(dict(attributes or {})) if zarr_format == 3 else GroupMetadataV2(dict(attributes or {}))
-    group = Group(store, path, metadata)
+    group = Group(store, path, metadata, write_consolidated=write_consolidated)
     group._set_metadata(metadata)
     return group
 
@@ -464,9 +677,16 @@ def create_array(
 
 
 def _new_array(
-    store: Store, path: str, metadata: ArrayMetadataV2 | ArrayMetadataV3, cache_bytes: int | None, write_empty_chunks: bool
+    store: Store,
+    path: str,
+    metadata: ArrayMetadataV2 | ArrayMetadataV3,
+    cache_bytes: int | None,
+    write_empty_chunks: bool,
+    hierarchy: _Hierarchy | None = None,
 ) -> Array:
     options = {} if cache_bytes is None else {"cache_bytes": cache_bytes}
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, **options)
+    if hierarchy is not None:
+        hierarchy.track(array)
     array._set_metadata(metadata)
     return array

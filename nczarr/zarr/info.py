@@ -3,20 +3,37 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from nczarr.store import open_store
-from nczarr.zarr.array import Array
+from nczarr.store.base import Store
 from nczarr.zarr.hierarchy import Group, open_node
+from nczarr.zarr.metadata import ArrayMetadata, NodeMetadata
 
 
-def _codecs(array: Array) -> str:
-    metadata: Any = array.metadata
-    if metadata.zarr_format == 3:
-        names = [c["name"] for c in metadata.codecs]
-    else:
+def _codec_names(codecs: Any) -> list[str]:
+    return [c["name"] for c in codecs]
+
+
+def _chunking(metadata: ArrayMetadata) -> str:
+    """``chunks 1x72x144, codecs bytes, gzip``; sharded arrays name their shards and the
+    codecs inside them."""
+    if metadata.zarr_format == 2:
         names = [f["id"] for f in metadata.filters or ()] + ([metadata.compressor["id"]] if metadata.compressor else [])
-    return ", ".join(names) or "none"
+        return f"chunks {_dims(metadata.chunk_shape, '-')}, codecs {', '.join(names) or 'none'}"
+    codecs = metadata.codecs
+    if len(codecs) == 1 and codecs[0]["name"] == "sharding_indexed":
+        inner = codecs[0]["configuration"]
+        return (
+            f"shards {_dims(metadata.chunk_shape, '-')} of chunks {_dims(inner['chunk_shape'], '-')}, "
+            f"codecs {', '.join(_codec_names(inner['codecs']))}"
+        )
+    return f"chunks {_dims(metadata.chunk_shape, '-')}, codecs {', '.join(_codec_names(codecs)) or 'none'}"
+
+
+def _dims(shape: Any, empty: str) -> str:
+    return "x".join(map(str, shape)) or empty
 
 
 def _human(n: int) -> str:
@@ -28,18 +45,17 @@ def _human(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def _array_line(array: Array) -> str:
-    shape = "x".join(map(str, array.shape)) or "scalar"
-    chunks = "x".join(map(str, array.chunks)) or "-"
-    dims = f" ({', '.join(str(d) for d in array.dimension_names)})" if array.dimension_names else ""
+def _array_line(name: str, metadata: ArrayMetadata, stored: int) -> str:
+    names = metadata.dimension_names
+    dims = f" ({', '.join(str(d) for d in names)})" if names else ""
     return (
-        f"{array.name}{dims}: {shape} {array.metadata.data_type}, chunks {chunks}, "
-        f"codecs {_codecs(array)}, stored {_human(array.nbytes_stored())}"
+        f"{name}{dims}: {_dims(metadata.shape, 'scalar')} {metadata.data_type}, "
+        f"{_chunking(metadata)}, stored {_human(stored)}"
     )
 
 
-def _attributes_line(node: Group | Array, indent: str) -> list[str]:
-    attrs = node.metadata.attributes
+def _attributes_line(metadata: NodeMetadata, indent: str) -> list[str]:
+    attrs = metadata.attributes
     if not attrs:
         return []
     text = json.dumps(attrs, ensure_ascii=False, default=str)
@@ -48,29 +64,54 @@ def _attributes_line(node: Group | Array, indent: str) -> list[str]:
     return [f"{indent}  @ {text}"]
 
 
-def describe(location: str) -> str:
-    """The tree view of the store at ``location`` (a path, ``.zip`` file or URL)."""
+def _stored_bytes(store: Store, arrays: set[str]) -> dict[str, int]:
+    """Bytes stored under each array path (chunks and metadata), from one listing."""
+    sizes = dict.fromkeys(arrays, 0)
+    for key in store.list():
+        owner = key.rpartition("/")[0]
+        while owner not in sizes and owner:
+            owner = owner.rpartition("/")[0]
+        if owner in sizes:
+            sizes[owner] += store.getsize(key)
+    return sizes
+
+
+def _tree_lines(nodes: Mapping[str, NodeMetadata], sizes: Mapping[str, int]) -> list[str]:
+    lines = []
+    for path, metadata in nodes.items():
+        depth = path.count("/") + 1
+        indent, name = "  " * depth, path.rpartition("/")[2]
+        if metadata.node_type == "group":
+            lines.append(f"{indent}{name}/")
+        else:
+            lines.append(indent + _array_line(name, metadata, sizes[path]))  # type: ignore[arg-type]
+        lines.extend(_attributes_line(metadata, indent))
+    return lines
+
+
+def describe(location: str | Store) -> str:
+    """The tree view of the store at ``location`` (a path, ``.zip`` file, URL or Store): each
+    group and array below the root with its attributes; for arrays the dimension names,
+    shape, data type, chunks (and shards), codecs and bytes stored; then the totals."""
     store = open_store(location, mode="r")
     try:
         root = open_node(store)
-        lines = [f"{location} (Zarr v{root.zarr_format})"]
-        if isinstance(root, Array):
-            lines.append("  " + _array_line(root))
+        consolidated = isinstance(root, Group) and root.uses_consolidated
+        lines = [f"{location} (Zarr v{root.zarr_format}{', consolidated metadata' if consolidated else ''})"]
+        if not isinstance(root, Group):
+            lines.append("  " + _array_line("/", root.metadata, _stored_bytes(store, {""})[""]))
             return "\n".join(lines) + "\n"
-        lines += _attributes_line(root, "")
-
-        def visit(group: Group, depth: int) -> None:
-            indent = "  " * depth
-            for node in group.members().values():
-                if isinstance(node, Group):
-                    lines.append(f"{indent}{node.name}/")
-                    lines.extend(_attributes_line(node, indent))
-                    visit(node, depth + 1)
-                else:
-                    lines.append(indent + _array_line(node))
-                    lines.extend(_attributes_line(node, indent))
-
-        visit(root, 1)
+        nodes = root.descendants()
+        arrays = {path for path, metadata in nodes.items() if metadata.node_type == "array"}
+        sizes = _stored_bytes(store, arrays)
+        lines += _attributes_line(root.metadata, "")
+        lines += _tree_lines(nodes, sizes)
+        groups = len(nodes) - len(arrays)
+        lines.append(
+            f"{groups} group{'s' * (groups != 1)}, {len(arrays)} array{'s' * (len(arrays) != 1)}, "
+            f"{_human(sum(sizes.values()))} stored"
+        )
         return "\n".join(lines) + "\n"
     finally:
-        store.close()
+        if store is not location:
+            store.close()

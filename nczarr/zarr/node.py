@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from nczarr.errors import MetadataError, NodeNotFoundError, ReadOnlyError
@@ -41,6 +41,9 @@ class Node:
         self.path = path
         self.metadata = metadata
         self.read_only = read_only or store.read_only
+        #: Called as ``on_metadata_change(path, metadata)`` after each metadata write; the
+        #: hierarchy a node was opened from sets it, to keep its consolidated metadata current.
+        self.on_metadata_change: Callable[[str, Any], None] | None = None
 
     @property
     def name(self) -> str:
@@ -70,6 +73,8 @@ class Node:
         if stale:
             self.store.delete_many(stale)
         self.metadata = metadata
+        if self.on_metadata_change is not None:
+            self.on_metadata_change(self.path, metadata)
 
     def update_attributes(self, new: Mapping[str, Any]) -> None:
         """Merge ``new`` into the attributes with one metadata write."""
