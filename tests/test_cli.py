@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import nczarr
 from nczarr.cli import main
 
@@ -45,3 +47,14 @@ def test_info_on_a_missing_store_is_a_clear_error(tmp_path, capsys):
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: nczarr" in capsys.readouterr().out
+
+
+def test_the_grammars_ship_with_the_package():
+    assert nczarr.grammar_path("model.lark").read_text(encoding="utf-8").strip()
+    with pytest.raises(FileNotFoundError, match="grammar 'nope.lark' is not installed"):
+        nczarr.grammar_path("nope.lark")
+
+
+def test_validate_reports_a_valid_sample():
+    result = run("validate", str(SAMPLES / "full.nczm"))
+    assert (result.returncode, result.stdout) == (0, f"{SAMPLES / 'full.nczm'}: valid\n")
