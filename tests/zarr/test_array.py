@@ -299,3 +299,19 @@ def test_dirty_chunks_are_flushed_at_interpreter_exit(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert open_array(DirectoryStore(tmp_path), "a")[[5, 950]].tolist() == [7, 8]
+
+
+def test_concurrent_reads_from_many_threads_agree(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ref = np.random.default_rng(2).standard_normal((40, 30))
+    a = make(DirectoryStore(tmp_path), shape=(40, 30), chunks=(7, 4), dtype="f8", compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    a[:] = ref
+    b = open_array(DirectoryStore(tmp_path), "a")
+    selections = [(slice(i % 40, None, 1 + i % 3), [i % 30, (7 * i) % 30]) for i in range(200)] + [
+        (i % 40, i % 30) for i in range(200)
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda s: b[s], selections))
+    for s, got in zip(selections, results):
+        np.testing.assert_array_equal(got, outer_index(ref, s))
