@@ -1,0 +1,70 @@
+"""The on-disk conventions that map a netCDF model tree onto a Zarr hierarchy, by the names
+users pass as ``format=``: ``NCZARR`` (the default, NCZarr on Zarr v3), ``NCZARR_V2``
+(netcdf-c's NCZarr 2.0.0), ``ZARR`` and ``ZARR_V2`` (pure Zarr as xarray writes it).
+
+This room is the only one that knows the ``_nczarr_*`` attribute names. Opening a store
+needs no name: :func:`detect` recognises the convention from the root's documents.
+"""
+
+from __future__ import annotations
+
+from nczarr.formats.base import (
+    COMPRESSIONS,
+    Convention,
+    FormatError,
+    StoredDataset,
+    VariableStorage,
+    path_of,
+)
+from nczarr.formats.nczarr2 import NczarrV2
+from nczarr.formats.nczarr3 import Nczarr
+from nczarr.formats.purezarr import PureZarr, PureZarrV2
+from nczarr.store.base import Store
+from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP
+
+#: The conventions by ``format=`` name.
+CONVENTIONS: dict[str, type[Convention]] = {cls.name: cls for cls in (Nczarr, NczarrV2, PureZarr, PureZarrV2)}
+DEFAULT_FORMAT = "NCZARR"
+#: The order in which :func:`detect` asks: NCZarr before pure Zarr, v3 before v2.
+_DETECTION = (Nczarr, PureZarr, NczarrV2, PureZarrV2)
+#: netcdf-c 4.8.0's superblock object (§3.1).
+_V1_SUPERBLOCK = ".nczarr"
+
+
+def convention(name: str = DEFAULT_FORMAT, **options: bool) -> Convention:
+    """The convention named ``name`` (case-insensitive); ``options`` go to its constructor
+    (``byte_compatible=True`` for ``NCZARR_V2``)."""
+    cls = CONVENTIONS.get(name.upper())
+    if cls is None:
+        raise FormatError(f"unknown format {name!r}; use one of {', '.join(CONVENTIONS)}")
+    return cls(**options)
+
+
+def detect(store: Store) -> Convention:
+    """The convention of the dataset in ``store``, from the documents at its root."""
+    keys = (ZARR_JSON, ZGROUP, ZATTRS, ZARRAY, _V1_SUPERBLOCK)
+    root = store.get_many(list(keys))
+    for cls in _DETECTION:
+        if cls.recognises(root):
+            return cls()
+    if ZARRAY in root or b'"array"' in root.get(ZARR_JSON, b""):
+        raise FormatError(f"{store!r}: the root is a Zarr array, not a group; open it as a Zarr array")
+    raise FormatError(f"{store!r} holds no Zarr dataset: no zarr.json, .zgroup or .nczarr at its root")
+
+
+__all__ = [
+    "COMPRESSIONS",
+    "CONVENTIONS",
+    "DEFAULT_FORMAT",
+    "Convention",
+    "FormatError",
+    "Nczarr",
+    "NczarrV2",
+    "PureZarr",
+    "PureZarrV2",
+    "StoredDataset",
+    "VariableStorage",
+    "convention",
+    "detect",
+    "path_of",
+]

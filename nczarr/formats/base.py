@@ -1,0 +1,105 @@
+"""One interface for every on-disk convention: a netCDF model tree to and from a Zarr hierarchy.
+
+A convention does two things: it reads a whole tree (and how each variable is stored) from a
+store, and it computes every metadata document of a tree. Writing is then the same for all:
+a :class:`~nczarr.formats.session.Session` computes the documents and stores those that
+changed since it last wrote, so creating a dataset and applying changes to one (new or
+renamed nodes, new or deleted attributes, a grown unlimited dimension) are one mechanism.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from nczarr.errors import NCZarrError
+from nczarr.model import Dataset, Variable
+from nczarr.store.base import Store
+from nczarr.zarr.codecs.defaults import COMPRESSIONS
+from nczarr.zarr.metadata import ArrayMetadata
+
+
+class FormatError(NCZarrError, ValueError):
+    """A dataset that a convention cannot hold, or a store that breaks its convention."""
+
+
+@dataclass(frozen=True)
+class VariableStorage:
+    """How a variable's data is stored: netCDF-4's chunking, filter and fill settings.
+
+    ``chunks`` None lets the convention choose; ``fill`` False turns fill values off (netCDF4
+    ``fill_value=False``). The fill value itself is the variable's ``_FillValue`` attribute,
+    else the netCDF default for its type. ``codecs`` holds the codec metadata as read from a
+    store (v3 ``codecs`` list, or v2 ``{"filters": ..., "compressor": ...}``), so a dataset
+    that is read and written again keeps codecs the settings above cannot name."""
+
+    chunks: tuple[int, ...] | None = None
+    compression: str | None = None
+    complevel: int = 4
+    shuffle: bool = False
+    fletcher32: bool = False
+    endian: Literal["native", "little", "big"] = "native"
+    fill: bool = True
+    blosc_shuffle: int = 1
+    codecs: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.compression == "szip":
+            raise FormatError("szip compression has no Zarr codec (numcodecs has none); use zlib or zstd")
+        if self.compression is not None and self.compression not in COMPRESSIONS:
+            raise FormatError(
+                f"unknown compression {self.compression!r}; use one of {', '.join(COMPRESSIONS)}"
+            )
+        if self.endian not in ("native", "little", "big"):
+            raise FormatError(f"endian must be 'native', 'little' or 'big', not {self.endian!r}")
+
+
+@dataclass
+class StoredDataset:
+    """What a convention reads: the tree, and for each variable (by FQN) its storage and
+    the metadata of the Zarr array that holds its data."""
+
+    dataset: Dataset
+    storage: dict[str, VariableStorage] = field(default_factory=dict)
+    arrays: dict[str, ArrayMetadata] = field(default_factory=dict)
+
+
+class Convention(ABC):
+    """An on-disk convention, by the name users pass as ``format=``."""
+
+    #: The ``format=`` name: NCZARR, NCZARR_V2, ZARR or ZARR_V2.
+    name: ClassVar[str]
+    zarr_format: ClassVar[Literal[2, 3]]
+
+    @classmethod
+    @abstractmethod
+    def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
+        """Whether a store whose root has these documents (``zarr.json`` or ``.zgroup`` and
+        ``.zattrs``, whichever exist) follows this convention."""
+
+    @abstractmethod
+    def problems(self, dataset: Dataset) -> list[str]:
+        """What in ``dataset`` this convention cannot hold (empty when it can hold it all),
+        each naming the node's FQN. Checked before anything is written."""
+
+    @abstractmethod
+    def read(self, store: Store) -> StoredDataset:
+        """The whole dataset in ``store``."""
+
+    @abstractmethod
+    def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:
+        """The metadata of the array that will hold ``variable``'s data (its shape from its
+        dimensions' current sizes)."""
+
+    @abstractmethod
+    def documents(self, stored: StoredDataset) -> dict[str, bytes]:
+        """Every metadata document of the hierarchy by store key (groups and arrays)."""
+
+
+def path_of(fqn: str) -> str:
+    """The store path of the node with this FQN (names are stored unescaped)."""
+    from nczarr.model import split_fqn
+
+    return "/".join(split_fqn(fqn))

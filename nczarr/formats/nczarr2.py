@@ -1,0 +1,373 @@
+"""``NCZARR_V2``: NCZarr 2.0.0 on Zarr v2, as netcdf-c 4.10.1 writes and reads it.
+
+Every netCDF extra lives in ``.zattrs`` (§2): ``_nczarr_superblock`` and ``_NCProperties`` in
+the root, ``_nczarr_group`` in every group, ``_nczarr_array`` in every array, ``_nczarr_attr``
+(the attribute types) everywhere. Reading also accepts the layouts of older netcdf-c
+versions (§3): keys inside ``.zgroup``/``.zarray``, upper-case keys, and the separate
+``.ncz*`` objects of 4.8.0.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from nczarr.formats import common as c
+from nczarr.formats.base import (
+    Convention,
+    FormatError,
+    StoredDataset,
+    VariableStorage,
+    path_of,
+)
+from nczarr.model import (
+    AtomicType,
+    Dataset,
+    Dimension,
+    Group,
+    Resolver,
+    Variable,
+)
+from nczarr.store.base import Store
+from nczarr.zarr.hierarchy import new_array_metadata
+from nczarr.zarr.metadata import ZARRAY, ZATTRS, ZGROUP, ArrayMetadata, ArrayMetadataV2
+
+#: The separate objects of NCZarr 1.0.0 (netcdf-c 4.8.0 and 4.8.1-dev, §3.1).
+_V1_SUPERBLOCK = ".nczarr"
+_V1_GROUP = ".nczgroup"
+_V1_ARRAYS = (".nczarray", ".nczvar")
+_V1_ATTRS = (".nczattrs", ".nczattr")
+_NODE_DOCS = (ZGROUP, ZARRAY, ZATTRS, _V1_GROUP, *_V1_ARRAYS, *_V1_ATTRS)
+
+
+@dataclass(frozen=True)
+class ArrayPlan:
+    """Everything about the array that holds a variable, in netCDF terms."""
+
+    type: AtomicType
+    dimensions: list[Dimension]
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    strlen: int
+    endian: Literal["little", "big"]
+    fill: Any  # None: no fill
+    filters: list[dict[str, Any]] | None
+    compressor: dict[str, Any] | None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return c.numpy_dtype(self.type, self.endian, self.strlen)
+
+
+class NczarrV2(Convention):
+    """NCZarr 2.0.0 on Zarr v2. ``byte_compatible`` writes every metadata document byte for
+    byte as netcdf-c 4.10.1 does (floats with 6 significant digits, shuffle element size 0,
+    netcdf-c's ``_NCProperties``); by default floats are exact and shuffle works in
+    zarr-python too."""
+
+    name: ClassVar[str] = "NCZARR_V2"
+    zarr_format: ClassVar[Literal[2, 3]] = 2
+
+    def __init__(self, byte_compatible: bool = False) -> None:
+        self.byte_compatible = byte_compatible
+
+    # -- detection and checks ----------------------------------------------------------
+
+    @classmethod
+    def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
+        if _V1_SUPERBLOCK in root_documents:
+            return True
+        for key, names in ((ZATTRS, (c.SUPERBLOCK,)), (ZGROUP, (c.SUPERBLOCK, c.OLD_UPPER[c.SUPERBLOCK]))):
+            if key in root_documents:
+                try:
+                    doc = c.loads(root_documents[key], key)
+                except FormatError:
+                    return False
+                if isinstance(doc, dict) and any(n in doc for n in names):
+                    return True
+        return False
+
+    def problems(self, dataset: Dataset) -> list[str]:
+        found = c.nczarr_problems(dataset)
+        for group in dataset.walk():
+            for user_type in group.types:
+                found.append(
+                    f"{user_type.fqn}: user-defined types cannot be stored in {self.name} "
+                    "(netcdf-c cannot read them from Zarr); use NCZARR"
+                )
+            for variable in group.variables:
+                if not isinstance(variable.type, AtomicType):
+                    found.append(
+                        f"{variable.fqn}: variable of user-defined type {variable.type} cannot be "
+                        f"stored in {self.name}; use NCZARR"
+                    )
+            owners: list[Group | Variable] = [group, *group.variables]
+            for owner in owners:
+                for attribute in owner.attributes:
+                    if not isinstance(attribute.type, AtomicType):
+                        found.append(
+                            f"{attribute.fqn}: attribute of user-defined type {attribute.type} "
+                            f"cannot be stored in {self.name}; use NCZARR"
+                        )
+        return found
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read(self, store: Store) -> StoredDataset:
+        dataset = Dataset("", zarr_version="2")
+        stored = StoredDataset(dataset)
+        pending: list[tuple[Group, str, dict[str, Any]]] = []
+        self._read_group(store, "", dataset, pending)
+        resolver = Resolver()
+        for group, name, docs in pending:
+            self._read_array(group, name, docs, resolver, stored)
+        c.drop_anonymous(dataset)
+        return stored
+
+    def _read_group(
+        self,
+        store: Store,
+        path: str,
+        group: Group,
+        pending: list[tuple[Group, str, dict[str, Any]]],
+    ) -> None:
+        docs = _node_documents(store, path)
+        if ZGROUP not in docs:
+            raise FormatError(f"{c.join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
+        info = _first_dict(
+            docs, (ZATTRS, c.GROUP), (ZGROUP, c.GROUP), (ZGROUP, c.OLD_UPPER[c.GROUP]), (_V1_GROUP,)
+        )
+        where = c.join_path(path, ZATTRS)
+        c.read_dimensions(group, info, where)
+        _read_attributes(group, docs, path, None)
+        for name in info.get("arrays", info.get("vars", [])):
+            array_docs = _node_documents(store, c.join_path(path, name))
+            if ZARRAY not in array_docs:
+                raise FormatError(
+                    f"{c.join_path(c.join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
+                )
+            pending.append((group, name, array_docs))
+        for name in info.get("groups", []):
+            self._read_group(store, c.join_path(path, name), group.add_group(name), pending)
+
+    def _read_array(
+        self, group: Group, name: str, docs: dict[str, Any], resolver: Resolver, stored: StoredDataset
+    ) -> None:
+        path = c.join_path(path_of(group.fqn), name)
+        where = c.join_path(path, ZARRAY)
+        zarray = dict(docs[ZARRAY])
+        type = c.parse_v2_typestr(zarray.get("dtype"), where)[0]
+        info = _first_dict(
+            docs,
+            (ZATTRS, c.ARRAY),
+            (ZARRAY, c.ARRAY),
+            (ZARRAY, c.OLD_UPPER[c.ARRAY]),
+            (_V1_ARRAYS[0],),
+            (_V1_ARRAYS[1],),
+        )
+        refs = info.get("dimension_references", info.get("dimrefs", []))
+        scalar = "scalar" in info or info.get("storage") == "scalar"
+        shape = tuple(zarray.get("shape", ()))
+        variable = group.add_variable(name, type)
+        c.read_dimension_refs(variable, [] if scalar else refs, () if scalar else shape, where, resolver)
+        _read_attributes(variable, docs, path, type)
+        fill_json = zarray.get("fill_value")
+        if fill_json is not None:
+            c.keep_fill(variable, type, c.fill_from_json(type, fill_json, where))
+        metadata = _engine_metadata(zarray, type, docs.get(ZATTRS, {}), where)
+        endian = "big" if metadata.dtype.byteorder == ">" and metadata.dtype.itemsize > 1 else "native"
+        chain = [*(metadata.filters or ()), *([metadata.compressor] if metadata.compressor else [])]
+        raw = {"filters": zarray.get("filters"), "compressor": zarray.get("compressor")}
+        stored.storage[variable.fqn] = c.storage_from_chain(
+            chain, metadata.chunks, endian, fill_json is not None, raw
+        )
+        stored.arrays[variable.fqn] = metadata
+
+    # -- writing -----------------------------------------------------------------------
+
+    def plan(
+        self, variable: Variable, storage: VariableStorage, resolver: Resolver | None = None
+    ) -> ArrayPlan:
+        """How ``variable`` is stored with these settings."""
+        resolver = resolver or Resolver()
+        type = variable.type
+        if not isinstance(type, AtomicType):
+            raise FormatError(f"{variable.fqn}: user-defined type {type} cannot be stored in {self.name}")
+        dimensions = c.variable_dimensions(variable, resolver)
+        strlen = c.maxstrlen(variable) if type is AtomicType.STRING else 1
+        itemsize = 8 if type is AtomicType.STRING else type.size or 1
+        shape = tuple(d.size for d in dimensions) or (1,)
+        chunks = c.chunks_for(storage, dimensions, shape, itemsize)
+        endian: Literal["little", "big"] = "big" if storage.endian == "big" else "little"
+        fill = None
+        if storage.fill:
+            value = c.fill_attribute(variable)
+            fill = c.DEFAULT_FILL[type] if value is None else value
+        if storage.codecs is not None and isinstance(storage.codecs, dict) and "compressor" in storage.codecs:
+            filters = storage.codecs.get("filters")
+            compressor = storage.codecs.get("compressor")
+            if not self.byte_compatible:
+                filters = [_real_shuffle(f, itemsize) for f in filters] if filters else filters
+        else:
+            chain = c.netcdf_chain(
+                storage, c.numpy_dtype(type, endian, strlen).itemsize, self.byte_compatible
+            )
+            filters, compressor = (chain[:-1] or None, chain[-1]) if chain else (None, None)
+        return ArrayPlan(type, dimensions, shape, chunks, strlen, endian, fill, filters, compressor)
+
+    def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:
+        plan = self.plan(variable, storage)
+        fill = plan.fill
+        if isinstance(fill, str):
+            fill = c.char_byte(fill) if plan.type is AtomicType.CHAR else fill.encode()
+        metadata = new_array_metadata(
+            zarr_format=2,
+            shape=plan.shape,
+            dtype=plan.dtype,
+            chunks=plan.chunks,
+            fill_value=fill,
+            filters=plan.filters,
+            compressor=plan.compressor,
+        )
+        return metadata if plan.fill is not None else replace(metadata, fill_value=None)
+
+    def documents(self, stored: StoredDataset) -> dict[str, bytes]:
+        dataset = stored.dataset
+        resolver = Resolver()
+        out: dict[str, bytes] = {}
+        dump = self._dump
+        for group in dataset.walk():
+            path = path_of(group.fqn)
+            attrs, types = self._attributes(group, c.default_maxstrlen(dataset))
+            is_root = group is dataset
+            if is_root:
+                attrs[c.NCPROPERTIES] = (
+                    c.NETCDF_C_NCPROPERTIES if self.byte_compatible else c.NCZARR_NCPROPERTIES
+                )
+                types[c.NCPROPERTIES] = ">S1"
+            dimensions = [*group.dimensions, *(c.anonymous_dimensions(dataset) if is_root else [])]
+            attrs[c.GROUP] = {
+                "dimensions": c.group_dimensions_json(dimensions, dict_form=False),
+                "arrays": [v.name for v in group.variables],
+                "groups": [g.name for g in group.groups],
+            }
+            types[c.GROUP] = "|J0"
+            if is_root:
+                attrs[c.SUPERBLOCK] = {"version": "2.0.0"}
+                types[c.SUPERBLOCK] = "|J0"
+            out[c.join_path(path, ZGROUP)] = dump({"zarr_format": 2})
+            out[c.join_path(path, ZATTRS)] = dump(_with_types(attrs, types))
+            for variable in group.variables:
+                vpath = c.join_path(path, variable.name)
+                storage = stored.storage.get(variable.fqn, VariableStorage())
+                plan = self.plan(variable, storage, resolver)
+                zarray = {
+                    "zarr_format": 2,
+                    "shape": list(plan.shape),
+                    "dtype": c.v2_typestr(plan.type, plan.endian, plan.strlen),
+                    "chunks": list(plan.chunks),
+                    "fill_value": None if plan.fill is None else c.fill_json(plan.type, plan.fill),
+                    "order": "C",
+                    "compressor": plan.compressor,
+                    "filters": plan.filters,
+                }
+                attrs, types = self._attributes(variable, c.maxstrlen(variable))
+                attrs[c.ARRAY_DIMENSIONS] = [d.name for d in plan.dimensions] or ["_scalar_"]
+                info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
+                if not plan.dimensions:
+                    info["scalar"] = 1
+                info["storage"] = "chunked"
+                attrs[c.ARRAY] = info
+                types[c.ARRAY] = "|J0"
+                out[c.join_path(vpath, ZARRAY)] = dump(zarray)
+                out[c.join_path(vpath, ZATTRS)] = dump(_with_types(attrs, types))
+        return out
+
+    def _dump(self, obj: Any) -> bytes:
+        return c.dumps(obj, byte_compatible=self.byte_compatible)
+
+    def _attributes(self, owner: Group | Variable, strlen: int) -> tuple[dict[str, Any], dict[str, str]]:
+        attrs: dict[str, Any] = {}
+        types: dict[str, str] = {}
+        for attribute in owner.attributes:
+            type = attribute.type
+            assert isinstance(type, AtomicType)  # problems() refuses user types
+            attrs[attribute.name] = c.values_to_json(type, attribute.values)
+            types[attribute.name] = c.type_code(type, strlen)
+        return attrs, types
+
+
+def _real_shuffle(codec: dict[str, Any], itemsize: int) -> dict[str, Any]:
+    if codec.get("id") == "shuffle" and not codec.get("elementsize"):
+        return {**codec, "elementsize": itemsize}
+    return codec
+
+
+def _with_types(attrs: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
+    types[c.ATTR] = "|J0"
+    attrs[c.ATTR] = {"types": types}
+    return attrs
+
+
+def _read_attributes(
+    owner: Group | Variable, docs: dict[str, Any], path: str, var_type: AtomicType | None
+) -> None:
+    holder = _first_dict(
+        docs,
+        (ZATTRS, c.ATTR),
+        (ZATTRS, c.ATTRS),
+        (ZATTRS, c.OLD_UPPER[c.ATTR]),
+        (_V1_ATTRS[0],),
+        (_V1_ATTRS[1],),
+    )
+    types = holder.get("types", holder.get("attribute_types", {}))
+    c.read_attributes(owner, docs.get(ZATTRS, {}), types, c.join_path(path, ZATTRS), var_type)
+
+
+def _engine_metadata(
+    zarray: dict[str, Any], type: AtomicType, attrs: dict[str, Any], where: str
+) -> ArrayMetadataV2:
+    """The engine's metadata for a netcdf-c array: char as one byte, string fill values as
+    text (netcdf-c) rather than base64 (zarr-python), a missing ``order`` taken as C."""
+    doc = dict(zarray)
+    doc.setdefault("order", "C")
+    for key in (c.ARRAY, c.OLD_UPPER[c.ARRAY]):
+        doc.pop(key, None)
+    if type is AtomicType.CHAR:
+        doc["dtype"] = ">S1"
+    fill = doc.get("fill_value")
+    if type in (AtomicType.CHAR, AtomicType.STRING) and fill is not None:
+        text = fill if isinstance(fill, str) else c.compact_json(fill)
+        raw = c.char_byte(text) if type is AtomicType.CHAR else text.encode()
+        doc["fill_value"] = base64.standard_b64encode(raw).decode()
+    try:
+        return ArrayMetadataV2.from_json(doc, attrs)
+    except ValueError as exc:
+        raise FormatError(f"{where}: {exc}") from exc
+
+
+def _node_documents(store: Store, path: str) -> dict[str, Any]:
+    prefix = f"{path}/" if path else ""
+    found = store.get_many([prefix + name for name in _NODE_DOCS])
+    docs: dict[str, Any] = {}
+    for key, value in found.items():
+        parsed = c.loads(value, key)
+        if not isinstance(parsed, dict):
+            raise FormatError(f"{key}: not a JSON object")
+        docs[key[len(prefix) :]] = parsed
+    return docs
+
+
+def _first_dict(docs: dict[str, Any], *places: tuple[str, ...]) -> dict[str, Any]:
+    """The first object found at one of ``places`` (a document, or a document and a key)."""
+    for place in places:
+        value: Any = docs.get(place[0])
+        if value is not None and len(place) > 1:
+            value = value.get(place[1])
+        if isinstance(value, dict):
+            return value
+    return {}

@@ -1,0 +1,606 @@
+"""``NCZARR`` (the default): NCZarr on Zarr v3.
+
+Plain Zarr v3 that zarr-python 3 and xarray open without help (``dimension_names``, standard
+codecs, the ``string`` data type), with the netCDF extras in attributes named as in netcdf-c's
+experimental Zarr v3 work (§5): ``_nczarr_superblock`` (root), ``_nczarr_group``,
+``_nczarr_array`` and ``_nczarr_attrs``. User-defined types are defined in their group's
+``_nczarr_group["types"]`` and stored as data types zarr-python opens (docs/format.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from nczarr.formats import common as c
+from nczarr.formats.base import (
+    Convention,
+    FormatError,
+    StoredDataset,
+    VariableStorage,
+    path_of,
+)
+from nczarr.model import (
+    AtomicType,
+    CompoundType,
+    Dataset,
+    Dimension,
+    EnumMember,
+    EnumType,
+    Field,
+    Group,
+    OpaqueType,
+    Resolver,
+    TypeRef,
+    UserType,
+    Variable,
+    VlenType,
+)
+from nczarr.store.base import Store
+from nczarr.zarr.hierarchy import new_array_metadata
+from nczarr.zarr.metadata import (
+    ZARR_JSON,
+    ArrayMetadata,
+    ArrayMetadataV3,
+    GroupMetadataV3,
+)
+
+SUPERBLOCK_VERSION = "3.0.0"
+#: Codec names of the netcdf-c fork (numcodecs v2 ids, §5.3) → names this engine reads.
+_FORK_CODECS = {"shuffle": "numcodecs.shuffle", "fletcher32": "numcodecs.fletcher32", "bz2": "numcodecs.bz2"}
+_BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+
+Resolved = AtomicType | UserType
+
+
+@dataclass(frozen=True)
+class ArrayPlanV3:
+    """Everything about the v3 array that holds a variable."""
+
+    type: Resolved
+    dimensions: list[Dimension]
+    dtype: np.dtype
+    string_kind: Literal["string", "bytes"]
+    fill: Any  # None: the data type's default
+    nczarr_type: str | None
+
+
+class Nczarr(Convention):
+    """NCZarr on Zarr v3 (``format="NCZARR"``)."""
+
+    name: ClassVar[str] = "NCZARR"
+    zarr_format: ClassVar[Literal[2, 3]] = 3
+
+    @classmethod
+    def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
+        attributes = root_attributes(root_documents)
+        return attributes is not None and c.SUPERBLOCK in attributes
+
+    def problems(self, dataset: Dataset) -> list[str]:
+        found = c.nczarr_problems(dataset)
+        resolver = Resolver()
+        for group in dataset.walk():
+            for user_type in group.types:
+                if isinstance(user_type, VlenType):
+                    base = _resolve(user_type.base, group, resolver)
+                    if (
+                        not isinstance(base, AtomicType | EnumType | OpaqueType | CompoundType)
+                        or base is AtomicType.STRING
+                    ):
+                        found.append(
+                            f"{user_type.fqn}: a vlen of {user_type.base} cannot be stored; its base must be fixed-size"
+                        )
+                if isinstance(user_type, CompoundType):
+                    try:
+                        _packed_dtype(user_type, group, resolver)
+                    except FormatError as exc:
+                        found.append(str(exc))
+                if isinstance(user_type, EnumType) and not (
+                    isinstance(user_type.base, AtomicType) and user_type.base.is_integer
+                ):
+                    found.append(f"{user_type.fqn}: enum base {user_type.base} is not an integer type")
+            owners: list[Group | Variable] = [group, *group.variables]
+            for owner in owners:
+                refs = [a.type for a in owner.attributes]
+                if isinstance(owner, Variable):
+                    refs.append(owner.type)
+                for ref in refs:
+                    if isinstance(ref, str) and _resolve(ref, group, resolver) is None:
+                        found.append(f"{owner.fqn}: type {ref!r} does not resolve")
+        return found
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read(self, store: Store) -> StoredDataset:
+        dataset = Dataset("", zarr_version="3")
+        stored = StoredDataset(dataset)
+        groups: list[tuple[Group, dict[str, Any], str]] = []
+        arrays: list[tuple[Group, str, dict[str, Any]]] = []
+        self._read_group(store, "", dataset, groups, arrays)
+        resolver = Resolver()
+        for group, _attrs, _where in groups:
+            for user_type in group.types:
+                _canonical_type(user_type, group, resolver)
+        for group, attrs, where in groups:
+            types = _types_map(attrs, where)
+            c.read_attributes(group, attrs, types, where, None, _user_decoder(group, resolver))
+        for group, name, doc in arrays:
+            self._read_array(group, name, doc, resolver, stored)
+        c.drop_anonymous(dataset)
+        return stored
+
+    def _read_group(
+        self,
+        store: Store,
+        path: str,
+        group: Group,
+        groups: list[tuple[Group, dict[str, Any], str]],
+        arrays: list[tuple[Group, str, dict[str, Any]]],
+    ) -> None:
+        where = c.join_path(path, ZARR_JSON)
+        doc = _document(store, where)
+        if doc.get("node_type") != "group":
+            raise FormatError(f"{where}: group {group.fqn} is listed but is not a group")
+        attrs = doc.get("attributes", {})
+        info = attrs.get(c.GROUP, {})
+        if not isinstance(info, dict):
+            raise FormatError(f"{where}: {c.GROUP} must be an object")
+        c.read_dimensions(group, info, where)
+        for name, definition in info.get("types", {}).items():
+            group.add(_type_from_json(name, definition, f"{where}: type {name!r}"))
+        groups.append((group, attrs, where))
+        for name in info.get("arrays", []):
+            array_where = c.join_path(c.join_path(path, name), ZARR_JSON)
+            array_doc = _document(store, array_where)
+            if array_doc.get("node_type") != "array":
+                raise FormatError(f"{array_where}: array {name!r} is listed in {where} but is not an array")
+            arrays.append((group, name, array_doc))
+        for name in info.get("groups", []):
+            self._read_group(store, c.join_path(path, name), group.add_group(name), groups, arrays)
+
+    def _read_array(
+        self, group: Group, name: str, doc: dict[str, Any], resolver: Resolver, stored: StoredDataset
+    ) -> None:
+        where = c.join_path(c.join_path(path_of(group.fqn), name), ZARR_JSON)
+        attrs = doc.get("attributes", {})
+        info = attrs.get(c.ARRAY, {})
+        nczarr_type = info.get("nczarr_type")
+        data_type = doc.get("data_type")
+        type: TypeRef
+        if isinstance(nczarr_type, str) and nczarr_type.startswith("/"):
+            type = c.canonical_type_ref(nczarr_type, group, resolver)
+        elif nczarr_type in ("char", "string"):
+            type = c.ATOMIC_BY_NAME[nczarr_type]
+        elif data_type == "string":
+            type = AtomicType.STRING
+        else:
+            type = c.parse_type_code(data_type, where) or AtomicType.CHAR
+        variable = group.add_variable(name, type)
+        shape = doc.get("shape", [])
+        refs = info.get("dimension_references", [])
+        c.read_dimension_refs(variable, refs, shape, where, resolver)
+        resolved = _resolve(type, group, resolver)
+        c.read_attributes(
+            variable,
+            attrs,
+            _types_map(attrs, where),
+            where,
+            resolved,
+            _user_decoder(group, resolver),
+            xarray_fill=True,
+        )
+        try:
+            metadata = ArrayMetadataV3.from_json(_engine_document(doc, resolved))
+        except ValueError as exc:
+            raise FormatError(f"{where}: {exc}") from exc
+        fill = info.get("fill", True) is not False
+        if fill and isinstance(resolved, AtomicType):
+            c.keep_fill(variable, resolved, c.fill_to_netcdf(resolved, metadata.fill_value))
+        endian = "native"
+        for codec in metadata.codecs:
+            if codec.get("name") == "bytes" and codec.get("configuration", {}).get("endian") == "big":
+                endian = "big"
+        stored.storage[variable.fqn] = c.storage_from_chain(
+            list(metadata.codecs), metadata.chunk_shape, endian, fill, list(doc.get("codecs", []))
+        )
+        stored.arrays[variable.fqn] = metadata
+
+    # -- writing -----------------------------------------------------------------------
+
+    def plan(self, variable: Variable, resolver: Resolver | None = None) -> ArrayPlanV3:
+        """The data type, fill value and dimensions of ``variable``'s array."""
+        resolver = resolver or Resolver()
+        group = variable.group
+        assert group is not None
+        type = _resolve(variable.type, group, resolver)
+        if type is None:
+            raise FormatError(f"{variable.fqn}: type {variable.type!r} does not resolve")
+        dimensions = c.variable_dimensions(variable, resolver)
+        fill = c.fill_attribute(variable)
+        nczarr_type = None
+        kind: Literal["string", "bytes"] = "string"
+        if isinstance(type, AtomicType):
+            dtype = _atomic_dtype(type)
+            fill = c.DEFAULT_FILL[type] if fill is None else fill
+            if type is AtomicType.CHAR:
+                nczarr_type, fill = "char", c.char_byte(fill)[0]
+        else:
+            nczarr_type = c.raw_fqn(type)
+            dtype = _user_dtype(type, group, resolver)
+            if isinstance(type, EnumType):
+                fill = c.DEFAULT_FILL[type.base] if fill is None else fill  # type: ignore[index]
+            else:
+                fill = None
+            if isinstance(type, VlenType):
+                kind = "bytes"
+        return ArrayPlanV3(type, dimensions, dtype, kind, fill, nczarr_type)
+
+    def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:
+        return _array_metadata(self.plan(variable), storage)
+
+    def documents(self, stored: StoredDataset) -> dict[str, bytes]:
+        dataset = stored.dataset
+        resolver = Resolver()
+        out: dict[str, bytes] = {}
+        for group in dataset.walk():
+            path = path_of(group.fqn)
+            attrs, types = _attributes(group, group, resolver)
+            dimensions = [*group.dimensions, *(c.anonymous_dimensions(dataset) if group is dataset else [])]
+            info: dict[str, Any] = {
+                "dimensions": c.group_dimensions_json(dimensions, dict_form=True),
+                "arrays": [v.name for v in group.variables],
+                "groups": [g.name for g in group.groups],
+            }
+            if group.types:
+                info["types"] = {t.name: _type_to_json(t, group, resolver) for t in group.types}
+            attrs[c.GROUP] = info
+            if group is dataset:
+                attrs[c.SUPERBLOCK] = {"version": SUPERBLOCK_VERSION}
+            if types:
+                attrs[c.ATTRS] = {"attribute_types": types}
+            out[c.join_path(path, ZARR_JSON)] = GroupMetadataV3(attributes=attrs).documents()[ZARR_JSON]
+            for variable in group.variables:
+                storage = stored.storage.get(variable.fqn, VariableStorage())
+                plan = self.plan(variable, resolver)
+                metadata = _array_metadata(plan, storage)
+                attrs, types = _attributes(variable, group, resolver)
+                array_info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
+                if plan.nczarr_type is not None:
+                    array_info["nczarr_type"] = plan.nczarr_type
+                if not storage.fill:
+                    array_info["fill"] = False
+                attrs[c.ARRAY] = array_info
+                if types:
+                    attrs[c.ATTRS] = {"attribute_types": types}
+                document = replace(metadata, attributes=attrs).documents()[ZARR_JSON]
+                out[c.join_path(c.join_path(path, variable.name), ZARR_JSON)] = document
+        return out
+
+
+def _array_metadata(plan: ArrayPlanV3, storage: VariableStorage) -> ArrayMetadataV3:
+    """The v3 array metadata of a planned variable with these storage settings."""
+    shape = tuple(d.size for d in plan.dimensions)
+    itemsize = 8 if plan.dtype.hasobject else plan.dtype.itemsize
+    chunks = c.chunks_for(storage, plan.dimensions, shape, itemsize)
+    if isinstance(storage.codecs, list | tuple):
+        codecs = [dict(codec) for codec in storage.codecs]
+    else:
+        codecs = c.v3_codecs(plan.dtype, storage, plan.string_kind)
+    metadata = new_array_metadata(
+        zarr_format=3,
+        shape=shape,
+        dtype=plan.dtype,
+        chunks=chunks,
+        fill_value=plan.fill,
+        codecs=codecs,
+        dimension_names=[d.name for d in plan.dimensions] if shape else None,
+        string_kind=plan.string_kind,
+    )
+    assert isinstance(metadata, ArrayMetadataV3)
+    return metadata
+
+
+# -- types ---------------------------------------------------------------------------------
+
+
+def _resolve(ref: TypeRef, scope: Group, resolver: Resolver) -> Resolved | None:
+    return ref if isinstance(ref, AtomicType) else resolver.type(scope, ref)
+
+
+def _resolved(ref: TypeRef, scope: Group, resolver: Resolver) -> Resolved:
+    found = _resolve(ref, scope, resolver)
+    if found is None:
+        raise FormatError(f"{scope.fqn}: type {ref!r} does not resolve")
+    return found
+
+
+def _atomic_dtype(type: AtomicType) -> np.dtype:
+    if type is AtomicType.STRING:
+        return np.dtype(object)
+    if type is AtomicType.CHAR:
+        return np.dtype("u1")
+    return c.numpy_dtype(type).newbyteorder("=")
+
+
+def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
+    """The numpy dtype of a user type's array: an enum's base, opaque bytes, a compound as a
+    structured type when Zarr v3 can express it (scalar numeric fields) else raw bytes, a
+    vlen as variable-length bytes."""
+    if isinstance(type, EnumType):
+        return _atomic_dtype(type.base)  # type: ignore[arg-type]
+    if isinstance(type, VlenType):
+        return np.dtype(object)
+    packed = _packed_dtype(type, scope, resolver)
+    fields: Mapping[str, Any] = packed.fields or {}
+    if isinstance(type, CompoundType) and all(
+        not f.shape and fields[f.name][0].kind in "iuf" for f in type.fields
+    ):
+        return packed
+    return np.dtype(f"V{packed.itemsize}")
+
+
+def _packed_dtype(type: Resolved, scope: Group, resolver: Resolver) -> np.dtype:
+    """The in-memory layout of a fixed-size type (little-endian, no padding); FormatError
+    naming the compound field whose type has no fixed size."""
+    if isinstance(type, AtomicType):
+        return np.dtype("S1") if type is AtomicType.CHAR else c.numpy_dtype(type)
+    if isinstance(type, EnumType):
+        return c.numpy_dtype(type.base)  # type: ignore[arg-type]
+    if isinstance(type, OpaqueType):
+        return np.dtype(f"V{type.size}")
+    assert isinstance(type, CompoundType)
+    fields = []
+    for f in type.fields:
+        member = _resolve(f.type, type.group or scope, resolver)
+        if member is None or member is AtomicType.STRING or isinstance(member, VlenType):
+            problem = "does not resolve" if member is None else "has no fixed size"
+            raise FormatError(f"{type.fqn}: field {f.name!r} of type {f.type} {problem}")
+        fields.append((f.name, _packed_dtype(member, type.group or scope, resolver), f.shape))
+    return np.dtype(fields)
+
+
+def _ref_to_json(ref: TypeRef, scope: Group, resolver: Resolver) -> str:
+    if isinstance(ref, AtomicType):
+        return ref.value
+    found = resolver.type(scope, ref)
+    if found is None:
+        raise FormatError(f"{scope.fqn}: type {ref!r} does not resolve")
+    return c.raw_fqn(found)
+
+
+def _ref_from_json(text: Any, where: str) -> TypeRef:
+    if isinstance(text, str) and text.startswith("/"):
+        return text  # made canonical once every type exists
+    if text not in c.ATOMIC_BY_NAME:
+        raise FormatError(f"{where}: {json.dumps(text)} is not a type")
+    return c.ATOMIC_BY_NAME[text]
+
+
+def _type_to_json(type: UserType, scope: Group, resolver: Resolver) -> dict[str, Any]:
+    if isinstance(type, CompoundType):
+        return {
+            "class": "compound",
+            "fields": [
+                {"name": f.name, "type": _ref_to_json(f.type, scope, resolver), "shape": list(f.shape)}
+                for f in type.fields
+            ],
+        }
+    if isinstance(type, EnumType):
+        return {
+            "class": "enum",
+            "base": _ref_to_json(type.base, scope, resolver),
+            "members": {m.name: m.value for m in type.members},
+        }
+    if isinstance(type, OpaqueType):
+        return {"class": "opaque", "size": type.size}
+    assert isinstance(type, VlenType)
+    return {"class": "vlen", "base": _ref_to_json(type.base, scope, resolver)}
+
+
+def _type_from_json(name: str, data: Any, where: str) -> UserType:
+    kind = data.get("class") if isinstance(data, dict) else None
+    try:
+        if kind == "compound":
+            return CompoundType(
+                name,
+                [
+                    Field(f["name"], _ref_from_json(f["type"], where), tuple(f.get("shape", ())))
+                    for f in data["fields"]
+                ],
+            )
+        if kind == "enum":
+            members = [EnumMember(k, int(v)) for k, v in data["members"].items()]
+            return EnumType(name, _ref_from_json(data["base"], where), members)
+        if kind == "opaque":
+            return OpaqueType(name, int(data["size"]))
+        if kind == "vlen":
+            return VlenType(name, _ref_from_json(data["base"], where))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(f"{where}: invalid type definition {json.dumps(data)}") from exc
+    raise FormatError(f"{where}: unknown type class {json.dumps(kind)}")
+
+
+def _canonical_type(user_type: UserType, group: Group, resolver: Resolver) -> None:
+    """Turn the raw FQNs read into a type definition into the tree's references."""
+
+    def canonical(ref: TypeRef) -> TypeRef:
+        return ref if isinstance(ref, AtomicType) else c.canonical_type_ref(ref, group, resolver)
+
+    if isinstance(user_type, CompoundType):
+        for f in user_type.fields:
+            f.type = canonical(f.type)
+    elif isinstance(user_type, EnumType | VlenType):
+        user_type.base = canonical(user_type.base)
+
+
+# -- attribute values ------------------------------------------------------------------------
+
+
+def _attributes(
+    owner: Group | Variable, scope: Group, resolver: Resolver
+) -> tuple[dict[str, Any], dict[str, str]]:
+    attrs: dict[str, Any] = {}
+    types: dict[str, str] = {}
+    for attribute in owner.attributes:
+        type = _resolve(attribute.type, scope, resolver)
+        if type is None:
+            raise FormatError(f"{attribute.fqn}: type {attribute.type!r} does not resolve")
+        if isinstance(type, AtomicType) and attribute.name == "_FillValue" and isinstance(owner, Variable):
+            attrs[attribute.name] = c.xarray_fill_json(type, attribute.values, char_as_number=True)
+            types[attribute.name] = c.type_code(type, zarr_format=3)
+        elif isinstance(type, AtomicType):
+            attrs[attribute.name] = _plain_floats(c.values_to_json(type, attribute.values))
+            types[attribute.name] = c.type_code(type, zarr_format=3)
+        else:
+            attrs[attribute.name] = [_value_to_json(type, v, scope, resolver) for v in attribute.values]
+            types[attribute.name] = c.raw_fqn(type)
+    return attrs, types
+
+
+def _plain_floats(data: Any) -> Any:
+    """NaN and infinities as JSON numbers (zarr-python's bare tokens), not strings."""
+    if isinstance(data, list):
+        return [_plain_floats(v) for v in data]
+    if data in ("NaN", "Infinity", "-Infinity"):
+        return float(data.replace("Infinity", "inf"))
+    return data
+
+
+def _value_to_json(type: Resolved, value: Any, scope: Group, resolver: Resolver) -> Any:
+    if isinstance(type, AtomicType):
+        return _plain_floats(c.values_to_json(type, value if type is AtomicType.CHAR else [value]))
+    if isinstance(type, EnumType):
+        return int(value)
+    if isinstance(type, OpaqueType):
+        return bytes(value).hex()
+    if isinstance(type, VlenType):
+        base = _resolved(type.base, type.group or scope, resolver)
+        return [_value_to_json(base, v, scope, resolver) for v in value]
+    assert isinstance(type, CompoundType)
+    out = []
+    for f, v in zip(type.fields, value):
+        member = _resolved(f.type, type.group or scope, resolver)
+        if f.shape:
+            out.append([_value_to_json(member, x, scope, resolver) for x in v])
+        else:
+            out.append(_value_to_json(member, v, scope, resolver))
+    return out
+
+
+def _value_from_json(type: Resolved, data: Any, scope: Group, resolver: Resolver, where: str) -> Any:
+    if isinstance(type, AtomicType):
+        values = c.values_from_json(type, data, where)
+        return values if type is AtomicType.CHAR else values[0]
+    if isinstance(type, EnumType):
+        return c.values_from_json(type.base, data, where)[0]  # type: ignore[arg-type]
+    if isinstance(type, OpaqueType):
+        try:
+            return bytes.fromhex(data)
+        except (TypeError, ValueError):
+            raise FormatError(f"{where}: {json.dumps(data)} is not opaque hex") from None
+    if isinstance(type, VlenType):
+        base = _resolved(type.base, type.group or scope, resolver)
+        return [_value_from_json(base, v, scope, resolver, where) for v in _as_list(data, where)]
+    assert isinstance(type, CompoundType)
+    items = _as_list(data, where)
+    if len(items) != len(type.fields):
+        raise FormatError(f"{where}: {json.dumps(data)} does not have {len(type.fields)} fields")
+    out = []
+    for f, v in zip(type.fields, items):
+        member = _resolved(f.type, type.group or scope, resolver)
+        if f.shape:
+            out.append([_value_from_json(member, x, scope, resolver, where) for x in _as_list(v, where)])
+        else:
+            out.append(_value_from_json(member, v, scope, resolver, where))
+    return tuple(out)
+
+
+def _as_list(data: Any, where: str) -> list[Any]:
+    if not isinstance(data, list):
+        raise FormatError(f"{where}: {json.dumps(data)} is not a list")
+    return data
+
+
+def _user_decoder(scope: Group, resolver: Resolver) -> Any:
+    def decode(code: Any, data: Any, where: str) -> tuple[TypeRef, list[Any]] | None:
+        if not (isinstance(code, str) and code.startswith("/")):
+            return None
+        found = c.node_at(scope.root, code, "types", resolver)
+        if found is None:
+            raise FormatError(f"{where}: type {code} is not defined")
+        values = [_value_from_json(found, v, scope, resolver, where) for v in _as_list(data, where)]
+        return c.canonical_type_ref(code, scope, resolver), values
+
+    return decode
+
+
+def _types_map(attrs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    holder = attrs.get(c.ATTRS, attrs.get(c.ATTR, {}))
+    types = holder.get("attribute_types", holder.get("types", {})) if isinstance(holder, dict) else None
+    if not isinstance(types, dict):
+        raise FormatError(f"{where}: {c.ATTRS} must hold an attribute_types object")
+    return types
+
+
+# -- arrays ----------------------------------------------------------------------------------
+
+
+def _engine_document(doc: dict[str, Any], type: Resolved | None) -> dict[str, Any]:
+    """A ``zarr.json`` as the engine reads it: the fork's codec names (§5.3) renamed, and its
+    string fill values of char (``uint8``) and ``r<bits>`` arrays made numbers."""
+    doc = dict(doc)
+    codecs = []
+    for codec in doc.get("codecs", []):
+        codec = dict(codec)
+        name = codec.get("name")
+        if name in _FORK_CODECS:
+            codec["name"] = _FORK_CODECS[name]
+            if name == "shuffle":
+                codec.setdefault("configuration", {})
+        if name == "blosc":
+            config = dict(codec.get("configuration", {}))
+            if isinstance(config.get("shuffle"), int):
+                config["shuffle"] = _BLOSC_SHUFFLES[config["shuffle"]]
+            codec["configuration"] = config
+        codecs.append(codec)
+    doc["codecs"] = codecs
+    fill = doc.get("fill_value")
+    data_type = doc.get("data_type")
+    if isinstance(fill, str) and type is AtomicType.CHAR and data_type == "uint8":
+        doc["fill_value"] = ord(fill[:1] or "\x00")
+    elif (
+        isinstance(fill, str)
+        and isinstance(data_type, str)
+        and data_type.startswith("r")
+        and type is AtomicType.STRING
+    ):
+        doc["fill_value"] = list(fill.encode().ljust(int(data_type[1:]) // 8, b"\x00"))
+    return doc
+
+
+def root_attributes(root_documents: Mapping[str, bytes]) -> dict[str, Any] | None:
+    """The attributes of a v3 root group, or None when the root is not one."""
+    if ZARR_JSON not in root_documents:
+        return None
+    try:
+        doc = json.loads(root_documents[ZARR_JSON])
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("node_type") != "group":
+        return None
+    attributes = doc.get("attributes", {})
+    return attributes if isinstance(attributes, dict) else None
+
+
+def _document(store: Store, key: str) -> dict[str, Any]:
+    found = store.get_many([key])
+    if key not in found:
+        raise FormatError(f"{key}: missing")
+    doc = c.loads(found[key], key)
+    if not isinstance(doc, dict):
+        raise FormatError(f"{key}: not a JSON object")
+    return doc

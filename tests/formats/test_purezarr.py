@@ -1,0 +1,188 @@
+"""ZARR and ZARR_V2: reading any Zarr store without NCZarr keys (dimensions by name or
+anonymous, inferred attribute types, netcdf-c's pure-Zarr scalars), and writing as xarray."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nczarr.formats.base import FormatError
+from nczarr.formats.purezarr import PureZarr, PureZarrV2
+from nczarr.formats.session import Session
+from nczarr.model import AtomicType
+from nczarr.store import MemoryStore
+from nczarr.syntax import parse
+
+
+def zarray(shape: list[int], dtype: str = "<i2", fill: object = 0) -> dict:
+    return {
+        "zarr_format": 2,
+        "shape": shape,
+        "chunks": shape or [],
+        "dtype": dtype,
+        "fill_value": fill,
+        "order": "C",
+        "compressor": None,
+        "filters": None,
+    }
+
+
+def v2_store(docs: dict[str, dict]) -> MemoryStore:
+    return MemoryStore({k: json.dumps(v).encode() for k, v in docs.items()})
+
+
+def test_reads_v2_dimensions_and_inferred_attributes() -> None:
+    store = v2_store(
+        {
+            ".zgroup": {"zarr_format": 2},
+            ".zattrs": {
+                "_NCProperties": "version=2,netcdf=4.10.1,nczarr=2.0.0",
+                "n": 3,
+                "big": 2**40,
+                "mixed": [1, 2.5],
+                "flag": True,
+                "names": ["a", "b"],
+                "nested": {"k": [1, 2]},
+            },
+            "b/.zarray": zarray([3, 2]),
+            "b/.zattrs": {"_ARRAY_DIMENSIONS": ["y", "x"], "_FillValue": 5, "units": "m"},
+            "a/.zarray": zarray([6]),
+            "c/.zarray": zarray([3], ">S1", ""),
+            "c/.zattrs": {"_ARRAY_DIMENSIONS": ["y"]},
+            "s/.zarray": zarray([1], "<f8", "NaN"),
+            "s/.zattrs": {"_ARRAY_DIMENSIONS": ["_scalar_"]},
+            "g/.zgroup": {"zarr_format": 2},
+            "g/v/.zarray": zarray([2]),
+            "g/v/.zattrs": {"_ARRAY_DIMENSIONS": ["x"]},
+            "g/w/.zarray": zarray([4]),
+            "g/w/.zattrs": {"_ARRAY_DIMENSIONS": ["x"]},
+        }
+    )
+    tree = PureZarrV2().read(store).dataset
+    assert tree == parse(
+        r"""
+        dataset zarr 2 {
+            dimension y = 3
+            dimension x = 2
+            variable short a(6) {
+                attribute short _FillValue = 0
+            }
+            variable short b(y, x) {
+                attribute short _FillValue = 5
+                attribute char units = "m"
+            }
+            variable char c(y)
+            variable double s {
+                attribute double _FillValue = nan
+            }
+            attribute int n = 3
+            attribute int64 big = 1099511627776
+            attribute int mixed = 1, 2
+            attribute ubyte flag = 1
+            attribute char names = "[\"a\",\"b\"]"
+            attribute char nested = "{\"k\": [1,2]}"
+            group g {
+                dimension x = 4
+                variable short v(x) {
+                    attribute short _FillValue = 0
+                }
+                variable short w(x) {
+                    attribute short _FillValue = 0
+                }
+            }
+        }""".replace("variable short v(x)", "variable short v(/x)")
+    )
+    # zarr-python's default fill_value 0 is the _FillValue in xarray's v2 convention
+
+
+def test_one_name_two_lengths_in_a_group_fails() -> None:
+    store = v2_store(
+        {
+            ".zgroup": {"zarr_format": 2},
+            "a/.zarray": zarray([2]),
+            "a/.zattrs": {"_ARRAY_DIMENSIONS": ["x"]},
+            "b/.zarray": zarray([3]),
+            "b/.zattrs": {"_ARRAY_DIMENSIONS": ["x"]},
+        }
+    )
+    with pytest.raises(
+        FormatError, match="^b/.zarray: dimension 'x' has length 3 here and 2 elsewhere in /$"
+    ):
+        PureZarrV2().read(store)
+
+
+def test_unsupported_data_type_names_the_key() -> None:
+    store = v2_store({".zgroup": {"zarr_format": 2}, "c/.zarray": zarray([2], "<c8", [0, 0])})
+    with pytest.raises(FormatError, match="^c/.zarray: data type <c8 has no netCDF type$"):
+        PureZarrV2().read(store)
+
+
+def test_root_must_be_a_group() -> None:
+    store = v2_store({".zarray": zarray([2])})
+    with pytest.raises(FormatError, match="the root of the store is not a Zarr v2 group"):
+        PureZarrV2().read(store)
+
+
+MODEL = r"""
+dataset zarr 3 {
+    dimension lat = 2
+    variable float tas(lat, 3) {
+        attribute float _FillValue = -1.5
+        attribute double valid = 1.0, 2.0
+    }
+    variable char c(lat) {
+        attribute char _FillValue = "#"
+    }
+    variable string s
+    attribute char title = "t"
+    attribute string many = "a", "b"
+}
+"""
+
+
+def test_writes_v3_as_xarray() -> None:
+    store = MemoryStore()
+    Session.create(store, parse(MODEL), PureZarr()).close()
+    tas = json.loads(store.get("tas/zarr.json"))
+    assert tas["dimension_names"] == ["lat", "_Anonymous_Dim_3"]
+    assert tas["attributes"] == {"_FillValue": "AAAAAAAA+L8=", "valid": [1.0, 2.0]}  # xarray: base64 double
+    assert tas["fill_value"] == -1.5
+    c = json.loads(store.get("c/zarr.json"))
+    assert c["data_type"] == {"name": "null_terminated_bytes", "configuration": {"length_bytes": 1}}
+    assert c["attributes"] == {"_FillValue": "Iw=="}
+    root = json.loads(store.get("zarr.json"))["attributes"]
+    assert root == {"title": "t", "many": ["a", "b"]}
+    assert not any("_nczarr" in store.get(k).decode() for k in store.list())
+    back = PureZarr().read(store).dataset
+    assert back.find_variable("tas").attributes == parse(MODEL).find_variable("tas").attributes
+    assert back.find_variable("tas").dimensions == ["lat", 3]
+    assert back.find_variable("c").find_attribute("_FillValue").values == "#"
+    assert back.find_attribute("many").values == '["a","b"]'  # inferred as netcdf-c does
+
+
+def test_writes_v2_as_xarray() -> None:
+    store = MemoryStore()
+    Session.create(store, parse(MODEL.replace("zarr 3", "zarr 2")), PureZarrV2()).close()
+    tas = store.get("tas/.zattrs")
+    assert json.loads(tas) == {"_ARRAY_DIMENSIONS": ["lat", "_Anonymous_Dim_3"], "valid": [1.0, 2.0]}
+    assert json.loads(store.get("tas/.zarray"))["fill_value"] == -1.5
+    assert json.loads(store.get("s/.zarray"))["dtype"] == "|O"
+    back = PureZarrV2().read(store).dataset
+    tas_back = back.find_variable("tas")
+    assert [(a.name, a.type) for a in tas_back.attributes] == [
+        ("valid", AtomicType.DOUBLE),
+        ("_FillValue", AtomicType.FLOAT),
+    ]
+
+
+def test_problems() -> None:
+    tree = parse(
+        "dataset zarr 3 { dimension x = 2  enum byte e { a = 1 }  variable e v(x) "
+        "group g { dimension x = 3  variable int w(/x) } }"
+    )
+    assert PureZarr().problems(tree) == [
+        "/e: pure Zarr has no user-defined types; use NCZARR",
+        "/v: pure Zarr has no user-defined types; use NCZARR",
+        "/g/w: dimension /x is hidden by another 'x' nearer to the variable; pure Zarr names dimensions by their plain names",
+    ]
