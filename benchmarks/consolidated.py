@@ -14,6 +14,14 @@ used and not (``no-cons``): nczarr (``open_group(store, use_consolidated=...)`` 
 ``arrays()``), xarray (``xr.open_zarr(..., consolidated=..., chunks=None)`` then its
 ``data_vars``). Every peer is told the Zarr format.
 
+The same at the netCDF dataset level (workloads ``dataset-v3``, ``dataset-v2``): an NCZARR
+(v3) and an NCZARR_V2 dataset of N variables in 3 groups, 10 attributes each, written by an
+nczarr Session (which leaves consolidated metadata on close). The work: open cold with
+``Session.open(store, detect(store), use_consolidated=...)`` and read every variable's
+attributes. For the NCZARR_V2 dataset netCDF4 is a peer (``file://...#mode=nczarr,file``,
+and with ``,consolidated`` to make netcdf-c read the ``.zmetadata``); its requests are not
+counted.
+
 Besides the times, the store requests of one more (untimed) run of each peer are counted:
 ``gets`` are values read (a batch read of n keys counts n), ``lists`` are directory listings.
 nczarr's are counted by a DirectoryStore subclass, zarr-python's and xarray's by zarr-python's
@@ -30,6 +38,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import netCDF4
 import numpy as np
 import xarray as xr
 import zarr
@@ -38,6 +47,9 @@ from zarr.storage import LocalStore, LoggingStore
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as h  # noqa: E402
 
+from nczarr.formats import convention, detect  # noqa: E402
+from nczarr.formats.session import Session  # noqa: E402
+from nczarr.model import AtomicType, Dataset  # noqa: E402
 from nczarr.store import DirectoryStore  # noqa: E402
 from nczarr.zarr import create_group, open_group  # noqa: E402
 
@@ -171,16 +183,96 @@ def check_listing(listing: Listing, count: int) -> None:
         raise AssertionError(f"{name}: shape {shape}, attributes {attrs}")
 
 
-def summary(results: list[h.WorkloadResult], requests: dict[str, dict[str, tuple[int, int]]]) -> str:
-    """Per workload and peer: the requests of one run, the median time, the ratio."""
+# -- the netCDF dataset level -----------------------------------------------------------------
+DATASET_GROUPS, DATASET_ATTRIBUTES = 3, 10
+#: A netCDF listing: (FQN of every variable, its attributes by name).
+Attributes = list[tuple[str, dict[str, Any]]]
+
+
+def build_dataset(path: str, fmt: str, count: int) -> None:
+    """``count`` float variables along ``x`` in DATASET_GROUPS groups, DATASET_ATTRIBUTES
+    int attributes each, written by a Session (no data: the work reads metadata only)."""
+    dataset = Dataset("")
+    dataset.add_dimension("x", LENGTH)
+    groups = [dataset.add_group(f"g{i}") for i in range(DATASET_GROUPS)]
+    for i in range(count):
+        variable = groups[i % DATASET_GROUPS].add_variable(f"v{i:04d}", AtomicType.FLOAT, ["/x"])
+        for j in range(DATASET_ATTRIBUTES):
+            variable.add_attribute(f"a{j}", AtomicType.INT, [i * DATASET_ATTRIBUTES + j])
+    Session.create(DirectoryStore(path), dataset, convention(fmt)).close()
+
+
+def nczarr_dataset(store: DirectoryStore, consolidated: bool) -> Attributes:
+    session = Session.open(store, detect(store), read_only=True, use_consolidated=None if consolidated else False)
+    return [
+        (v.fqn, {a.name: a.values for a in v.attributes})
+        for g in session.dataset.walk()
+        for v in g.variables
+    ]
+
+
+def netcdf4_dataset(path: str, consolidated: bool) -> Attributes:
+    mode = "nczarr,file,consolidated" if consolidated else "nczarr,file"
+    with netCDF4.Dataset(f"file://{os.path.abspath(path)}#mode={mode}", "r") as ds:
+        return [
+            (f"/{g.name}/{name}", {a: v.getncattr(a) for a in v.ncattrs()})
+            for g in ds.groups.values()
+            for name, v in g.variables.items()
+        ]
+
+
+def check_dataset(listing: Attributes, count: int) -> None:
+    if len(listing) != count:
+        raise AssertionError(f"read {len(listing)} variables, expected {count}")
+    fqn, attrs = min(listing)
+    if fqn != "/g0/v0000" or len(attrs) != DATASET_ATTRIBUTES or list(np.ravel(attrs["a9"])) != [9]:
+        raise AssertionError(f"{fqn}: attributes {attrs}")
+
+
+def dataset_workload(path: str, fmt: str, count: int) -> tuple[h.Workload, dict[str, tuple[int, int] | None]]:
+    """The timed cases of one netCDF dataset, and the requests each peer makes."""
+    cases, requests = [], {}
+    for consolidated in (True, False):
+        peer = NCZARR if consolidated else NCZARR_PLAIN
+        counted = CountingDirectoryStore(path, read_only=True)
+        check_dataset(nczarr_dataset(counted, consolidated), count)
+        requests[peer] = (counted.gets, counted.lists)
+
+        def run(_: Any, consolidated: bool = consolidated) -> Attributes:
+            return nczarr_dataset(DirectoryStore(path, read_only=True), consolidated)
+
+        cases.append(h.Case(
+            peer, run, setup=lambda: h.drop_cache(path), check=lambda _, r: check_dataset(r, count),
+            reference=None if consolidated else NCZARR,
+        ))
+        if fmt == "NCZARR_V2":
+            peer = "netCDF4" + ("" if consolidated else " no-cons")
+            requests[peer] = None
+
+            def run_netcdf4(_: Any, consolidated: bool = consolidated) -> Attributes:
+                return netcdf4_dataset(path, consolidated)
+
+            cases.append(h.Case(
+                peer, run_netcdf4, setup=lambda: h.drop_cache(path), check=lambda _, r: check_dataset(r, count),
+                reference=NCZARR if consolidated else NCZARR_PLAIN,
+            ))
+    zarr_format = 3 if fmt == "NCZARR" else 2
+    title = f"cold open {fmt} dataset + read {count:,} variables' attributes, Zarr v{zarr_format}"
+    return h.Workload(f"dataset-v{zarr_format}", title, cases, ops=count, unit="variables"), requests
+
+
+def summary(results: list[h.WorkloadResult], requests: dict[str, dict[str, tuple[int, int] | None]]) -> str:
+    """Per workload and peer: the requests of one run (— where not counted), the median
+    time, the ratio."""
     lines = ["| workload | peer | gets | lists | median s | ratio | vs |", "|---|---|---:|---:|---:|---:|---|"]
     for r in results:
         for c in r.cases:
-            gets, lists = requests[r.workload.name][c.peer]
+            counted = requests[r.workload.name][c.peer]
+            gets, lists = ("—", "—") if counted is None else (f"{counted[0]:,}", f"{counted[1]:,}")
             ratio = r.ratio(c)
             wall = f"{c.wall:.3f}" if c.samples else "error"
             lines.append(
-                f"| {r.workload.name} | {c.peer} | {gets:,} | {lists:,} | {wall} | "
+                f"| {r.workload.name} | {c.peer} | {gets} | {lists} | {wall} | "
                 f"{f'{ratio:.2f}' if ratio is not None else '—'} | {c.reference or ''} |"
             )
     return "\n".join(lines)
@@ -192,8 +284,8 @@ def main() -> None:
     parser.add_argument("--arrays", type=int, default=1000, help="variables in the dataset (default 1000)")
     args = parser.parse_args()
     if args.list:
-        print("workloads: open-list-v3, open-list-v2")
-        print("peers:", ", ".join(peers(".")))
+        print("workloads: open-list-v3, open-list-v2, dataset-v3, dataset-v2")
+        print("peers:", ", ".join([*peers("."), "netCDF4", "netCDF4 no-cons"]))
         return
     with h.scratch_directory(args.dir, args.keep) as scratch:
         print(h.check_drop_cache(scratch))
@@ -204,6 +296,12 @@ def main() -> None:
             w, counted = workload(path, zarr_format, args.arrays)
             workloads.append(w)
             requests[w.name] = counted
+        for fmt in ("NCZARR", "NCZARR_V2"):
+            path = os.path.join(scratch, f"dataset-{fmt}.zarr")
+            build_dataset(path, fmt, args.arrays)
+            w, dataset_counted = dataset_workload(path, fmt, args.arrays)
+            workloads.append(w)
+            requests[w.name] = dataset_counted
         chosen = h.select(workloads, h.split_option(args.only), h.split_option(args.peers))
         results = h.run_workloads(chosen, repeat=args.repeat, warmup=args.warmup)
         print(summary(results, requests))

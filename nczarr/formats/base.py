@@ -58,20 +58,27 @@ class VariableStorage:
 
 @dataclass
 class StoredDataset:
-    """What a convention reads: the tree, and for each variable (by FQN) its storage and
-    the metadata of the Zarr array that holds its data."""
+    """What a convention reads: the tree, for each variable (by FQN) its storage and the
+    metadata of the Zarr array that holds its data, and whether the store's root held
+    consolidated metadata."""
 
     dataset: Dataset
     storage: dict[str, VariableStorage] = field(default_factory=dict)
     arrays: dict[str, ArrayMetadata] = field(default_factory=dict)
+    consolidated: bool = False
 
 
 class Convention(ABC):
-    """An on-disk convention, by the name users pass as ``format=``."""
+    """An on-disk convention, by the name users pass as ``format=``. ``consolidated``: whether
+    sessions write consolidated metadata (v3 inline in the root ``zarr.json``, v2
+    ``.zmetadata``) after changing a dataset."""
 
     #: The ``format=`` name: NCZARR, NCZARR_V2, ZARR or ZARR_V2.
     name: ClassVar[str]
     zarr_format: ClassVar[Literal[2, 3]]
+
+    def __init__(self, *, consolidated: bool = True) -> None:
+        self.consolidated = consolidated
 
     @classmethod
     @abstractmethod
@@ -85,8 +92,10 @@ class Convention(ABC):
         each naming the node's FQN. Checked before anything is written."""
 
     @abstractmethod
-    def read(self, store: Store) -> StoredDataset:
-        """The whole dataset in ``store``."""
+    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
+        """The whole dataset in ``store``, its documents from the consolidated metadata at the
+        root when there is one (``use_consolidated`` None), never (False), or necessarily
+        (True: FormatError when there is none)."""
 
     @abstractmethod
     def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:

@@ -1,6 +1,8 @@
 """Pieces every convention shares: the ``_nczarr_*`` key names, netCDF type ↔ Zarr data type
 maps, attribute values ↔ JSON with their types, netCDF default fill values and chunking,
-and the JSON dialect netcdf-c writes.
+the JSON dialect netcdf-c writes, and where readers get metadata documents from
+(:class:`DocumentSource`: the consolidated copy at the root, else the store) and the
+consolidated copy sessions write (:func:`consolidated_copy`).
 
 Facts are from the reference notes on NCZarr (``nczarr-format.md``); sections are cited as §.
 """
@@ -12,8 +14,8 @@ import json
 import math
 import re
 import struct
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,7 +31,19 @@ from nczarr.model import (
     Variable,
     join_fqn,
 )
+from nczarr.store.base import Store
 from nczarr.zarr.codecs.defaults import default_v3_codecs
+from nczarr.zarr.metadata import (
+    ZARR_JSON,
+    ZARRAY,
+    ZATTRS,
+    ZGROUP,
+    ZMETADATA,
+    GroupMetadataV3,
+    dump_json,
+    make_consolidated_v3,
+    parse_node,
+)
 
 # -- key names (§2.3–§2.10, §3, §5) ---------------------------------------------------------
 
@@ -849,3 +863,114 @@ def read_dimension_refs(
         if not dimension.unlimited and dimension.size != length:
             raise FormatError(f"{where}: dimension {ref} has size {dimension.size}, the array {length}")
         variable.dimensions.append(reference_of(ref, group, resolver))
+
+
+# -- metadata documents: from the consolidated copy or the store ----------------------------
+
+#: The root keys a source reads first, by Zarr format: the root's documents and the
+#: document that carries the consolidated copy (v3: inside ``zarr.json``).
+_ROOT_KEYS = {3: (ZARR_JSON,), 2: (ZGROUP, ZATTRS, ZMETADATA)}
+
+
+class DocumentSource:
+    """Where a convention's reader gets a dataset's metadata documents (parsed JSON objects by
+    store key). The root's documents are read once; when they carry consolidated metadata
+    (v3: ``consolidated_metadata`` in the root ``zarr.json``; v2: ``.zmetadata``) every other
+    document is served from it without reading the store, else from the store in batches.
+
+    ``use_consolidated``: None uses the copy when there is one, False never does, True
+    requires one (FormatError naming the key otherwise)."""
+
+    def __init__(self, store: Store, zarr_format: Literal[2, 3], use_consolidated: bool | None = None) -> None:
+        self.store = store
+        root_keys = _ROOT_KEYS[zarr_format]
+        self._read_first = frozenset(root_keys)
+        self._root = {key: _object_document(value, key) for key, value in store.get_many(root_keys).items()}
+        #: Whether the store's root holds consolidated metadata (used or not).
+        self.has_consolidated = ZMETADATA in self._root or "consolidated_metadata" in self._root.get(ZARR_JSON, {})
+        if use_consolidated and not self.has_consolidated:
+            raise FormatError(f"{root_keys[-1]}: the store holds no consolidated metadata (use_consolidated=True)")
+        self._copy = _consolidated_documents(self._root, zarr_format) if use_consolidated is not False else None
+        if zarr_format == 3 and ZARR_JSON in self._root:
+            # readers want the root's own document; the copy is this source's business
+            self._root[ZARR_JSON] = {k: v for k, v in self._root[ZARR_JSON].items() if k != "consolidated_metadata"}
+        self._root.pop(ZMETADATA, None)
+
+    def documents(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Those of ``keys`` that exist, each a JSON object (FormatError naming the key when a
+        document is not one); read in one batch when they come from the store."""
+        keys = list(keys)
+        found = {key: self._root[key] for key in keys if key in self._root}
+        rest = [key for key in keys if key not in found and key not in self._read_first]
+        if self._copy is not None:
+            return found | {key: self._copy[key] for key in rest if key in self._copy}
+        return found | {key: _object_document(value, key) for key, value in self.store.get_many(rest).items()}
+
+    def document(self, key: str) -> dict[str, Any]:
+        """The document at ``key``; FormatError when it is missing."""
+        found = self.documents([key]).get(key)
+        if found is None:
+            raise FormatError(f"{key}: missing")
+        return found
+
+    def children(self, path: str) -> list[str]:
+        """The names below the group at ``path`` that may be nodes, sorted: the nodes in the
+        consolidated copy, else the store's sub-prefixes."""
+        if self._copy is None:
+            return self.store.list_dir(path + "/" if path else "")[1]
+        prefix = path + "/" if path else ""
+        names = {key[len(prefix) :].partition("/")[0] for key in self._copy if key.startswith(prefix)}
+        return sorted(name for name in names if any(f"{prefix}{name}/{doc}" in self._copy for doc in _NODE_KEYS))
+
+
+_NODE_KEYS = (ZARR_JSON, ZARRAY, ZGROUP)
+
+
+def _object_document(value: bytes, key: str) -> dict[str, Any]:
+    doc = loads(value, key)
+    if not isinstance(doc, dict):
+        raise FormatError(f"{key}: not a JSON object")
+    return doc
+
+
+def _consolidated_documents(root: Mapping[str, dict[str, Any]], zarr_format: int) -> dict[str, dict[str, Any]] | None:
+    """The node documents (by store key, the root's excluded) in the consolidated copy of a
+    root's documents, or None when they carry none. The documents are taken as stored, not
+    through typed metadata, so the readers see exactly what each node's writer wrote."""
+    if zarr_format == 3:
+        inline = root.get(ZARR_JSON, {}).get("consolidated_metadata")
+        if inline is None:
+            return None
+        nodes = inline.get("metadata") if isinstance(inline, dict) and inline.get("kind") == "inline" else None
+        if not isinstance(nodes, dict) or not all(isinstance(doc, dict) for doc in nodes.values()):
+            raise FormatError(f"{ZARR_JSON}: consolidated_metadata is not inline metadata of JSON objects")
+        return {join_path(path, ZARR_JSON): doc for path, doc in nodes.items()}
+    zmetadata = root.get(ZMETADATA)
+    if zmetadata is None:
+        return None
+    docs = zmetadata.get("metadata")
+    if zmetadata.get("zarr_consolidated_format") != 1 or not isinstance(docs, dict):
+        raise FormatError(f"{ZMETADATA}: not zarr_consolidated_format 1 metadata")
+    for key, doc in docs.items():
+        if key.rpartition("/")[2] not in (ZARRAY, ZGROUP, ZATTRS) or not isinstance(doc, dict):
+            raise FormatError(f"{ZMETADATA}: {key!r} is not a Zarr v2 node document")
+    return {key: doc for key, doc in docs.items() if "/" in key}
+
+
+def consolidated_copy(documents: Mapping[str, bytes], zarr_format: Literal[2, 3]) -> tuple[str, bytes]:
+    """The key and bytes of the document that carries the consolidated metadata of a
+    hierarchy's ``documents`` (every node's, by store key): v3 the root ``zarr.json`` with
+    the inline copy, as zarr-python 3 writes it; v2 ``.zmetadata``."""
+    if zarr_format == 3:
+        nodes = {
+            key.rpartition("/")[0]: parse_node({ZARR_JSON: value}, key.rpartition("/")[0])
+            for key, value in documents.items()
+            if key != ZARR_JSON
+        }
+        root = parse_node({ZARR_JSON: documents[ZARR_JSON]})
+        assert isinstance(root, GroupMetadataV3)  # every convention's root is a group
+        return ZARR_JSON, make_consolidated_v3(root, nodes).documents()[ZARR_JSON]
+    # v2 documents go in as written: typed v2 metadata would rewrite netcdf-c's char
+    # dtype ">S1" as "|S1", which netcdf-c and nczarr read as a string
+    metadata = {key: loads(documents[key], key) for key in sorted(documents)}
+    return ZMETADATA, dump_json({"metadata": metadata, "zarr_consolidated_format": 1})

@@ -66,13 +66,15 @@ class ArrayPlan:
 class NczarrV2(Convention):
     """NCZarr 2.0.0 on Zarr v2. ``byte_compatible`` writes every metadata document byte for
     byte as netcdf-c 4.10.1 does (floats with 6 significant digits, shuffle element size 0,
-    netcdf-c's ``_NCProperties``); by default floats are exact and shuffle works in
-    zarr-python too."""
+    netcdf-c's ``_NCProperties``) and, as netcdf-c, no ``.zmetadata`` unless ``consolidated``
+    is True; by default floats are exact, shuffle works in zarr-python too and ``.zmetadata``
+    is written."""
 
     name: ClassVar[str] = "NCZARR_V2"
     zarr_format: ClassVar[Literal[2, 3]] = 2
 
-    def __init__(self, byte_compatible: bool = False) -> None:
+    def __init__(self, byte_compatible: bool = False, *, consolidated: bool | None = None) -> None:
+        super().__init__(consolidated=not byte_compatible if consolidated is None else consolidated)
         self.byte_compatible = byte_compatible
 
     # -- detection and checks ----------------------------------------------------------
@@ -117,11 +119,12 @@ class NczarrV2(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store) -> StoredDataset:
+    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
+        source = c.DocumentSource(store, 2, use_consolidated)
         dataset = Dataset("", zarr_version="2")
-        stored = StoredDataset(dataset)
+        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
         pending: list[tuple[Group, str, dict[str, Any]]] = []
-        self._read_group(store, "", dataset, pending)
+        self._read_group(source, "", dataset, pending)
         resolver = Resolver()
         for group, name, docs in pending:
             self._read_array(group, name, docs, resolver, stored)
@@ -130,12 +133,12 @@ class NczarrV2(Convention):
 
     def _read_group(
         self,
-        store: Store,
+        source: c.DocumentSource,
         path: str,
         group: Group,
         pending: list[tuple[Group, str, dict[str, Any]]],
     ) -> None:
-        docs = _node_documents(store, path)
+        docs = _node_documents(source, [path])[path]
         if ZGROUP not in docs:
             raise FormatError(f"{c.join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
         info = _first_dict(
@@ -144,15 +147,17 @@ class NczarrV2(Convention):
         where = c.join_path(path, ZATTRS)
         c.read_dimensions(group, info, where)
         _read_attributes(group, docs, path, None)
-        for name in info.get("arrays", info.get("vars", [])):
-            array_docs = _node_documents(store, c.join_path(path, name))
+        names = info.get("arrays", info.get("vars", []))
+        found = _node_documents(source, [c.join_path(path, name) for name in names])
+        for name in names:
+            array_docs = found[c.join_path(path, name)]
             if ZARRAY not in array_docs:
                 raise FormatError(
                     f"{c.join_path(c.join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
                 )
             pending.append((group, name, array_docs))
         for name in info.get("groups", []):
-            self._read_group(store, c.join_path(path, name), group.add_group(name), pending)
+            self._read_group(source, c.join_path(path, name), group.add_group(name), pending)
 
     def _read_array(
         self, group: Group, name: str, docs: dict[str, Any], resolver: Resolver, stored: StoredDataset
@@ -350,16 +355,13 @@ def _engine_metadata(
         raise FormatError(f"{where}: {exc}") from exc
 
 
-def _node_documents(store: Store, path: str) -> dict[str, Any]:
-    prefix = f"{path}/" if path else ""
-    found = store.get_many([prefix + name for name in _NODE_DOCS])
-    docs: dict[str, Any] = {}
-    for key, value in found.items():
-        parsed = c.loads(value, key)
-        if not isinstance(parsed, dict):
-            raise FormatError(f"{key}: not a JSON object")
-        docs[key[len(prefix) :]] = parsed
-    return docs
+def _node_documents(source: c.DocumentSource, paths: list[str]) -> dict[str, dict[str, Any]]:
+    """The documents of the nodes at ``paths`` (by path, then by document name), in one batch."""
+    found = source.documents(c.join_path(path, name) for path in paths for name in _NODE_DOCS)
+    return {
+        path: {name: found[key] for name in _NODE_DOCS if (key := c.join_path(path, name)) in found}
+        for path in paths
+    }
 
 
 def _first_dict(docs: dict[str, Any], *places: tuple[str, ...]) -> dict[str, Any]:

@@ -115,12 +115,13 @@ class Nczarr(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store) -> StoredDataset:
+    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
+        source = c.DocumentSource(store, 3, use_consolidated)
         dataset = Dataset("", zarr_version="3")
-        stored = StoredDataset(dataset)
+        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
         groups: list[tuple[Group, dict[str, Any], str]] = []
         arrays: list[tuple[Group, str, dict[str, Any]]] = []
-        self._read_group(store, "", dataset, groups, arrays)
+        self._read_group(source, "", dataset, groups, arrays)
         resolver = Resolver()
         for group, _attrs, _where in groups:
             for user_type in group.types:
@@ -135,14 +136,14 @@ class Nczarr(Convention):
 
     def _read_group(
         self,
-        store: Store,
+        source: c.DocumentSource,
         path: str,
         group: Group,
         groups: list[tuple[Group, dict[str, Any], str]],
         arrays: list[tuple[Group, str, dict[str, Any]]],
     ) -> None:
         where = c.join_path(path, ZARR_JSON)
-        doc = _document(store, where)
+        doc = source.document(where)
         if doc.get("node_type") != "group":
             raise FormatError(f"{where}: group {group.fqn} is listed but is not a group")
         attrs = doc.get("attributes", {})
@@ -153,14 +154,18 @@ class Nczarr(Convention):
         for name, definition in info.get("types", {}).items():
             group.add(_type_from_json(name, definition, f"{where}: type {name!r}"))
         groups.append((group, attrs, where))
-        for name in info.get("arrays", []):
+        names = info.get("arrays", [])
+        found = source.documents(c.join_path(c.join_path(path, name), ZARR_JSON) for name in names)
+        for name in names:
             array_where = c.join_path(c.join_path(path, name), ZARR_JSON)
-            array_doc = _document(store, array_where)
+            array_doc = found.get(array_where)
+            if array_doc is None:
+                raise FormatError(f"{array_where}: missing")
             if array_doc.get("node_type") != "array":
                 raise FormatError(f"{array_where}: array {name!r} is listed in {where} but is not an array")
             arrays.append((group, name, array_doc))
         for name in info.get("groups", []):
-            self._read_group(store, c.join_path(path, name), group.add_group(name), groups, arrays)
+            self._read_group(source, c.join_path(path, name), group.add_group(name), groups, arrays)
 
     def _read_array(
         self, group: Group, name: str, doc: dict[str, Any], resolver: Resolver, stored: StoredDataset
@@ -594,13 +599,3 @@ def root_attributes(root_documents: Mapping[str, bytes]) -> dict[str, Any] | Non
         return None
     attributes = doc.get("attributes", {})
     return attributes if isinstance(attributes, dict) else None
-
-
-def _document(store: Store, key: str) -> dict[str, Any]:
-    found = store.get_many([key])
-    if key not in found:
-        raise FormatError(f"{key}: missing")
-    doc = c.loads(found[key], key)
-    if not isinstance(doc, dict):
-        raise FormatError(f"{key}: not a JSON object")
-    return doc

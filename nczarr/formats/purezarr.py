@@ -85,14 +85,15 @@ class PureZarr(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store) -> StoredDataset:
+    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
+        source = c.DocumentSource(store, self.zarr_format, use_consolidated)
         dataset = Dataset("", zarr_version=str(self.zarr_format))
-        stored = StoredDataset(dataset)
-        root = self._node(store, "")
+        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
+        root = self._nodes(source, [""])[""]
         if root is None or root.node_type != "group":
             raise FormatError(f"{store!r}: the root of the store is not a Zarr v{self.zarr_format} group")
         axes: list[tuple[Variable, list[Any]]] = []
-        self._read_group(store, "", dataset, root, stored, axes)
+        self._read_group(source, "", dataset, root, stored, axes)
         # dimensions are found by name as arrays are read and a later one may hide an
         # earlier one, so references are made once all exist
         resolver = Resolver()
@@ -104,20 +105,26 @@ class PureZarr(Convention):
             ]
         return stored
 
-    def _node(self, store: Store, path: str) -> Any:
+    def _nodes(self, source: c.DocumentSource, paths: list[str]) -> dict[str, Any]:
+        """The metadata of the nodes at ``paths`` (None where there is none), in one batch."""
         names = (ZARR_JSON,) if self.zarr_format == 3 else (ZARRAY, ZGROUP, ZATTRS)
-        found = store.get_many([c.join_path(path, n) for n in names])
-        docs = {key.rsplit("/", 1)[-1]: value for key, value in found.items()}
-        if not any(n in docs for n in (ZARR_JSON, ZARRAY, ZGROUP)):
-            return None
-        try:
-            return parse_node(docs, path)
-        except ValueError as exc:
-            raise FormatError(f"{c.join_path(path, names[0])}: {exc}") from exc
+        found = source.documents(c.join_path(path, n) for path in paths for n in names)
+        nodes: dict[str, Any] = {}
+        for path in paths:
+            # parse_node reads the documents' bytes: those the source parsed are written back
+            docs = {n: json.dumps(found[key]).encode() for n in names if (key := c.join_path(path, n)) in found}
+            if not any(n in docs for n in (ZARR_JSON, ZARRAY, ZGROUP)):
+                nodes[path] = None
+                continue
+            try:
+                nodes[path] = parse_node(docs, path)
+            except ValueError as exc:
+                raise FormatError(f"{c.join_path(path, names[0])}: {exc}") from exc
+        return nodes
 
     def _read_group(
         self,
-        store: Store,
+        source: c.DocumentSource,
         path: str,
         group: Group,
         metadata: Any,
@@ -126,11 +133,11 @@ class PureZarr(Convention):
     ) -> None:
         where = c.join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
         c.read_attributes(group, metadata.attributes, {}, where)
-        children: tuple[str, ...] = tuple(store.list_dir(path + "/" if path else "")[1])
+        children = source.children(path)
+        found = self._nodes(source, [c.join_path(path, name) for name in children])
         subgroups = []
         for name in children:
-            child_path = c.join_path(path, name)
-            node = self._node(store, child_path)
+            node = found[c.join_path(path, name)]
             if node is None:
                 continue
             if node.node_type == "group":
@@ -138,7 +145,7 @@ class PureZarr(Convention):
             else:
                 self._read_array(group, name, node, stored, axes)
         for name, node in subgroups:
-            self._read_group(store, c.join_path(path, name), group.add_group(name), node, stored, axes)
+            self._read_group(source, c.join_path(path, name), group.add_group(name), node, stored, axes)
 
     def _read_array(
         self,

@@ -5,6 +5,11 @@ Metadata is kept in memory while the dataset is open and written by :meth:`Sessi
 the convention computes every document of the tree, and only those that differ from what
 the session last wrote (or read) are stored; documents of nodes that are gone are deleted.
 Data goes straight to the engine's arrays (each with its write-back chunk cache).
+
+Consolidated metadata (v3: inline in the root ``zarr.json``; v2: ``.zmetadata``) is written
+by every sync that changes metadata, unless the convention or the session turns it off. It
+is never left stale: the stored copy is dropped before the first node document of a change
+is written and written afresh last, so a crash in between leaves none rather than a wrong one.
 """
 
 from __future__ import annotations
@@ -14,16 +19,21 @@ from collections.abc import Iterator, Mapping
 
 from nczarr.errors import ReadOnlyError
 from nczarr.formats.base import Convention, FormatError, StoredDataset, VariableStorage, path_of
+from nczarr.formats.common import consolidated_copy
 from nczarr.model import Dataset, Dimension, Group, Node, UserType, Variable, resolve_dimension
 from nczarr.store.base import Store
 from nczarr.zarr.array import Array
+from nczarr.zarr.metadata import ZARR_JSON, ZMETADATA
 from nczarr.zarr.node import key_prefix
 
 log = logging.getLogger(__name__)
 
 
 class Session:
-    """Reads, changes and writes one dataset in one store through one convention."""
+    """Reads, changes and writes one dataset in one store through one convention.
+
+    ``consolidated``: whether syncs write consolidated metadata (None: as the convention
+    says, which is yes except for byte-compatible ``NCZARR_V2``)."""
 
     def __init__(
         self,
@@ -33,12 +43,16 @@ class Session:
         written: Mapping[str, bytes],
         *,
         read_only: bool = False,
+        consolidated: bool | None = None,
     ) -> None:
         self.store = store
         self.convention = convention
         self.stored = stored
         self.read_only = read_only or store.read_only
+        self.consolidated = convention.consolidated if consolidated is None else consolidated
         self._written = dict(written)
+        # whether the store holds a consolidated copy that the next change must drop first
+        self._copy_stored = stored is not None and stored.consolidated
         self._arrays: dict[str, Array] = {}
 
     @property
@@ -53,6 +67,8 @@ class Session:
         dataset: Dataset,
         convention: Convention,
         storage: Mapping[str, VariableStorage] | None = None,
+        *,
+        consolidated: bool | None = None,
     ) -> Session:
         """Write ``dataset`` (whose variables hold no data yet) as a new dataset in ``store``.
         Nothing is written when the convention cannot hold it."""
@@ -60,19 +76,39 @@ class Session:
         if problems:
             raise FormatError(f"format {convention.name} cannot hold this dataset: " + "; ".join(problems))
         dataset.zarr_version = str(convention.zarr_format)
-        session = cls(store, convention, StoredDataset(dataset), {})
+        session = cls(store, convention, StoredDataset(dataset), {}, consolidated=consolidated)
         storage = dict(storage or {})
         for variable in _variables(dataset):
-            session.define(variable, storage.get(variable.fqn, VariableStorage()))
+            # checked as a whole above: checking the tree again per variable costs n²
+            session._define(variable, storage.get(variable.fqn, VariableStorage()))
         session.sync()
         return session
 
     @classmethod
-    def open(cls, store: Store, convention: Convention, *, read_only: bool = False) -> Session:
-        """The dataset in ``store``. What is stored counts as written: a dataset that is read
-        and synced without changes writes nothing."""
-        stored = convention.read(store)
-        return cls(store, convention, stored, convention.documents(stored), read_only=read_only)
+    def open(
+        cls,
+        store: Store,
+        convention: Convention,
+        *,
+        read_only: bool = False,
+        use_consolidated: bool | None = None,
+        consolidated: bool | None = None,
+    ) -> Session:
+        """The dataset in ``store``, read through its consolidated metadata when there is
+        some (``use_consolidated``: see :meth:`Convention.read`). What is stored counts as
+        written: a dataset that is read and synced without changes writes nothing."""
+        stored = convention.read(store, use_consolidated=use_consolidated)
+        # a read-only session never writes, so it needs no record of what is stored
+        # (computing every document costs more than reading them)
+        writes = not (read_only or store.read_only)
+        return cls(
+            store,
+            convention,
+            stored,
+            convention.documents(stored) if writes else {},
+            read_only=read_only,
+            consolidated=consolidated,
+        )
 
     # -- data ----------------------------------------------------------------------------
     def array(self, variable: Variable) -> Array:
@@ -95,12 +131,14 @@ class Session:
     def define(self, variable: Variable, storage: VariableStorage | None = None) -> None:
         """Give a variable already added to the tree its array (written at the next sync)."""
         self._check_writable()
-        storage = storage or VariableStorage()
         problems = self.convention.problems(self.dataset)
         if problems:
             raise FormatError(
                 f"format {self.convention.name} cannot hold {variable.fqn}: " + "; ".join(problems)
             )
+        self._define(variable, storage or VariableStorage())
+
+    def _define(self, variable: Variable, storage: VariableStorage) -> None:
         self.stored.storage[variable.fqn] = storage
         self.stored.arrays[variable.fqn] = self.convention.array_metadata(variable, storage)
 
@@ -142,6 +180,7 @@ class Session:
                 self._arrays.pop(fqn, None)
             old_path = path_of(old_fqn)
             node.name = new_name
+            self._drop_copy()  # the move changes node documents before the next sync
             _move_prefix(self.store, old_path, path_of(node.fqn))
             for fqn in moved:
                 new_fqn = node.fqn + fqn[len(old_fqn) :]
@@ -179,13 +218,23 @@ class Session:
             array.flush()
 
     def sync(self) -> None:
-        """Write the chunks held in caches and every metadata document that changed."""
+        """Write the chunks held in caches and every metadata document that changed, then
+        the consolidated metadata when anything changed."""
         if self.read_only:
             return
         self.flush()
         documents = self.convention.documents(self.stored)
         changed = {k: v for k, v in documents.items() if self._written.get(k) != v}
         gone = [k for k in self._written if k not in documents]
+        if not changed and not gone:
+            return
+        if self.convention.zarr_format == 3 and (self._copy_stored or self.consolidated):
+            # the new root is written first without the copy (dropping a stored one), or
+            # last with the fresh copy
+            root = changed.pop(ZARR_JSON, documents[ZARR_JSON])
+            self._drop_copy(root)
+        else:
+            self._drop_copy()
         if changed:
             self.store.set_many(changed)
         for key in gone:
@@ -195,8 +244,23 @@ class Session:
                 self.store.delete_prefix(key_prefix(node_path))
             else:
                 self.store.delete(key)
+        if self.consolidated:
+            key, value = consolidated_copy(documents, self.convention.zarr_format)
+            self.store.set(key, value)
+            self._copy_stored = True
         log.debug("synced %d documents, removed %d", len(changed), len(gone))
         self._written = documents
+
+    def _drop_copy(self, root: bytes | None = None) -> None:
+        """Remove the stored consolidated metadata before node documents change; v3 by
+        writing ``root`` (default: the root document as last written) without it."""
+        if not self._copy_stored:
+            return
+        if self.convention.zarr_format == 3:
+            self.store.set(ZARR_JSON, self._written[ZARR_JSON] if root is None else root)
+        else:
+            self.store.delete(ZMETADATA)
+        self._copy_stored = False
 
     def close(self) -> None:
         self.sync()
