@@ -23,27 +23,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Consolidated metadata is current
 FORMATS = [2, 3]
 
 
-class CountingStore(MemoryStore):
-    """Counts the keys read and written (batch calls go through ``_get`` / ``_set`` too)."""
-
-    def __init__(self, data: dict | None = None) -> None:
-        super().__init__(data)
-        self.reads = 0
-        self.writes: list[str] = []
-
-    def _get(self, key, byte_range):
-        self.reads += 1
-        return super()._get(key, byte_range)
-
-    def _set(self, key, value):
-        self.writes.append(key)
-        super()._set(key, value)
-
-    def _set_many(self, items):
-        self.writes.extend(items)
-        super()._set_many(items)
-
-
 def stored_copy(store) -> dict | None:
     """The consolidated metadata in the store root, by relative path, or None."""
     docs = store.get_many(["zarr.json", ".zmetadata"])
@@ -60,8 +39,8 @@ def build(store, zarr_format: int):
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_closing_a_new_hierarchy_writes_consolidated_metadata(zarr_format):
-    store = CountingStore()
+def test_closing_a_new_hierarchy_writes_consolidated_metadata(recording_store, zarr_format):
+    store = recording_store()
     root = create_group(store, zarr_format=zarr_format)
     root.create_array("a", shape=(2,), dtype="u1")
     assert stored_copy(store) is None  # not before close
@@ -72,12 +51,12 @@ def test_closing_a_new_hierarchy_writes_consolidated_metadata(zarr_format):
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_opening_and_listing_1000_variables_costs_one_read_of_metadata(zarr_format):
-    store = CountingStore()
+def test_opening_and_listing_1000_variables_costs_one_read_of_metadata(recording_store, zarr_format):
+    store = recording_store()
     with create_group(store, zarr_format=zarr_format) as root:
         for i in range(1000):
             root.create_array(f"v{i:04d}", shape=(i + 1,), dtype="f4", attributes={"i": i})
-    store.reads = 0
+    store.reset()
     opened = open_group(store)
     listing = {name: (a.shape, a.attrs["i"]) for name, a in opened.arrays().items()}
     assert len(listing) == 1000 and listing["v0999"] == ((1000,), 999)
@@ -123,14 +102,14 @@ def test_every_kind_of_change_reaches_the_consolidated_metadata(zarr_format):
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_closing_without_changes_writes_nothing(zarr_format):
-    store = CountingStore()
+def test_closing_without_changes_writes_nothing(recording_store, zarr_format):
+    store = recording_store()
     build(store, zarr_format)
-    store.writes.clear()
+    store.reset()
     with open_group(store, mode="r+") as root:
         assert [n.path for n in root.walk()] == ["g1", "g1/g2", "g1/v", "w"]
         root["g1/v"][:]
-    assert store.writes == []
+    assert store.written == []
 
 
 def test_a_read_only_hierarchy_refuses_changes_and_closes_quietly():
@@ -152,15 +131,15 @@ def test_write_consolidated_false_drops_the_copy_and_writes_none(zarr_format):
     assert "new" in open_group(store)
 
 
-def test_explicit_consolidate_makes_close_a_no_op():
-    store = CountingStore()
+def test_explicit_consolidate_makes_close_a_no_op(recording_store):
+    store = recording_store()
     root = create_group(store)
     root.create_array("a", shape=(1,), dtype="u1")
     root.consolidate()
     assert list(stored_copy(store)) == ["a"]
-    store.writes.clear()
+    store.reset()
     root.close()
-    assert store.writes == []
+    assert store.written == []
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)

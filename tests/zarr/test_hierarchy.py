@@ -13,19 +13,6 @@ from nczarr.zarr import Array, Group, create_array, create_group, open_array, op
 FORMATS = [2, 3]
 
 
-class CountingStore(MemoryStore):
-    """Counts the keys read (batch reads go through ``_get`` too), to show what
-    consolidated metadata saves."""
-
-    def __init__(self, data: dict | None = None) -> None:
-        super().__init__(data)
-        self.reads = 0
-
-    def _get(self, key, byte_range):
-        self.reads += 1
-        return super()._get(key, byte_range)
-
-
 def tree(zarr_format: int, store=None) -> Group:
     root = create_group(MemoryStore() if store is None else store, zarr_format=zarr_format, attributes={"title": "t"})
     root.create_group("g1/g2", attributes={"level": 2})
@@ -126,10 +113,10 @@ def test_read_only_group_refuses_changes():
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_consolidated_metadata_opens_everything_in_one_read(zarr_format):
-    store = CountingStore()
+def test_consolidated_metadata_opens_everything_in_one_read(recording_store, zarr_format):
+    store = recording_store()
     tree(zarr_format, store).consolidate()
-    store.reads = 0
+    store.reset()
     root = open_group(store)
     names = [n.path for n in root.walk()]
     assert names == ["g1", "g1/g2", "g1/v", "w"]
@@ -137,7 +124,7 @@ def test_consolidated_metadata_opens_everything_in_one_read(zarr_format):
     # v3: the root zarr.json carries everything; v2: a look for zarr.json, the root's three
     # documents and .zmetadata.
     assert store.reads == {3: 1, 2: 5}[zarr_format]
-    store.reads = 0
+    store.reset()
     assert [n.path for n in open_group(store, use_consolidated=False).walk()] == names
     assert store.reads > 4
 
