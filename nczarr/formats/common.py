@@ -144,6 +144,13 @@ def numpy_dtype(type: AtomicType, endian: str = "little", strlen: int = DEFAULT_
     return np.dtype(_CODE[type]).newbyteorder(">" if endian == "big" else "<")
 
 
+def atomic_type_of(dtype: np.dtype) -> AtomicType | None:
+    """The numeric atomic type of a numpy dtype in any byte order (``S1``: char), or None."""
+    if dtype.kind == "S" and dtype.itemsize == 1:
+        return AtomicType.CHAR
+    return _TYPE_OF_CODE.get(f"{dtype.kind}{dtype.itemsize}") if dtype.kind in "iuf" else None
+
+
 def v2_typestr(type: AtomicType, endian: str = "little", strlen: int = DEFAULT_STRLEN) -> str:
     """The v2 ``dtype`` netcdf-c writes (§2.8.1): always an explicit byte order for numbers,
     ``>S1`` for char, ``|S<n>`` for string."""
@@ -606,7 +613,7 @@ def netcdf_chunks(sizes: Sequence[int], unlimited: Sequence[bool], itemsize: int
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-_TO_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_TO_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 
 
 def dumps(obj: Any, *, byte_compatible: bool = False) -> bytes:
@@ -656,7 +663,8 @@ def _string(text: str, compat: bool) -> str:
         char = match[0]
         if char in _ESCAPES:
             return _ESCAPES[char]
-        return char if compat else f"\\u{ord(char):04x}"
+        # lone surrogates (bytes that were not UTF-8) cannot be written raw in either dialect
+        return char if compat and char < "\ud800" else f"\\u{ord(char):04x}"
 
     return '"' + _TO_ESCAPE.sub(escape, text) + '"'
 

@@ -382,7 +382,8 @@ class Array(Node):
 
     def _whole_chunk(self, proj: ChunkProjection, source: np.ndarray) -> np.ndarray:
         """The chunk a fully covering write produces (edge chunks padded with fill)."""
-        part = source[proj.out_selection]
+        # a 0-d object array indexed by () gives its element, not an array
+        part = source[proj.out_selection] if proj.out_selection else source[...]
         if part.shape == self.chunks:
             return part
         chunk = np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)

@@ -38,6 +38,7 @@ attributes round-trip through zarr-python as floats.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -98,7 +99,15 @@ def dump_json(obj: Any) -> bytes:
     """Serialise one metadata document: UTF-8, indent 2; numpy scalars and arrays become
     JSON numbers and lists."""
     text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=True, default=_json_default)
-    return text.encode()
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # lone surrogates (bytes that were not UTF-8, kept by surrogate escapes) can only be
+        # written as JSON escapes, and only occur inside strings
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_default(obj: Any) -> Any:

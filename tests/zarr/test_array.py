@@ -195,6 +195,17 @@ def test_strings_round_trip():
     assert a[:].tolist() == ["α", "b b", "", "", ""]
 
 
+def test_one_string_fills_whole_chunks_and_scalars():
+    """A broadcast value is a read-only view, and a 0-d object array indexed by () gives its
+    element: both used to fail in the vlen codec or the chunk assembly."""
+    a = make(shape=(4,), chunks=(2,), dtype=object, fill_value="")
+    a[:] = "same"
+    assert a[:].tolist() == ["same"] * 4
+    s = make(shape=(), chunks=(), dtype=object, fill_value="")
+    s[...] = "only"
+    assert s[...] == "only"
+
+
 def test_compressed_chunks_decode_concurrently(tmp_path):
     a = make(DirectoryStore(tmp_path), shape=(64, 64), chunks=(8, 8), dtype="f8", compressors=[{"name": "gzip", "configuration": {"level": 1}}])
     ref = np.random.default_rng(0).standard_normal((64, 64))

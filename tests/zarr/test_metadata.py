@@ -294,6 +294,13 @@ def test_attribute_nan_is_written_like_zarr_python(tmp_path):
     assert same_json(dict(zarr.open_group(LocalStore(tmp_path / "ours")).attrs), dict(group.attrs))
 
 
+def test_dump_json_escapes_lone_surrogates():
+    """Bytes that are not UTF-8, kept as surrogate escapes, become JSON escapes (valid UTF-8)."""
+    text = "caf" + b"\xe9".decode("utf-8", "surrogateescape")
+    raw = dump_json({"a": text})
+    assert b"\\udce9" in raw and json.loads(raw) == {"a": text}
+
+
 def test_dump_json_converts_numpy_values():
     assert json.loads(dump_json({"a": np.float32(1.5), "b": np.arange(2), "c": np.bool_(True)})) == {
         "a": 1.5,

@@ -156,6 +156,8 @@ class VLenCodec(Codec):
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
         flat = np.asarray(data, dtype=object).reshape(-1, order=spec.order)
+        if not flat.flags.writeable:  # numcodecs' typed memoryviews refuse read-only arrays
+            flat = flat.copy()
         return byte_view(self._IMPLEMENTATIONS[self.name].encode(flat))
 
     def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
