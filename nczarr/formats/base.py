@@ -10,12 +10,12 @@ renamed nodes, new or deleted attributes, a grown unlimited dimension) are one m
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from nczarr.errors import NCZarrError
-from nczarr.model import Dataset, Variable
+from nczarr.model import Dataset, Group, Variable
 from nczarr.store.base import Store
 from nczarr.zarr.codecs.defaults import COMPRESSIONS
 from nczarr.zarr.metadata import ArrayMetadata
@@ -87,9 +87,10 @@ class Convention(ABC):
         ``.zattrs``, whichever exist) follows this convention."""
 
     @abstractmethod
-    def problems(self, dataset: Dataset) -> list[str]:
+    def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
         """What in ``dataset`` this convention cannot hold (empty when it can hold it all),
-        each naming the node's FQN. Checked before anything is written."""
+        each naming the node's FQN. Checked before anything is written. ``only``: check just
+        this variable of the tree (when it is the one thing added since the last check)."""
 
     @abstractmethod
     def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
@@ -105,6 +106,17 @@ class Convention(ABC):
     @abstractmethod
     def documents(self, stored: StoredDataset) -> dict[str, bytes]:
         """Every metadata document of the hierarchy by store key (groups and arrays)."""
+
+
+def checked_scope(dataset: Dataset, only: Variable | None) -> Iterator[tuple[Group, list[Variable], bool]]:
+    """What a ``problems`` check walks: each group with the variables to check in it, and
+    whether the group's own nodes (types, attributes, subgroups) are checked too."""
+    if only is None:
+        for group in dataset.walk():
+            yield group, group.variables, True
+    else:
+        assert only.group is not None
+        yield only.group, [only], False
 
 
 def path_of(fqn: str) -> str:

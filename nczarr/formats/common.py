@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nczarr import __version__
-from nczarr.formats.base import FormatError, VariableStorage
+from nczarr.formats.base import FormatError, VariableStorage, checked_scope
 from nczarr.model import (
     AtomicType,
     Dataset,
@@ -681,21 +681,23 @@ def loads(data: bytes, key: str) -> Any:
 # -- trees and references ------------------------------------------------------------------
 
 
-def nczarr_problems(dataset: Dataset) -> list[str]:
+def nczarr_problems(dataset: Dataset, only: Variable | None = None) -> list[str]:
     """What no NCZarr convention can store: names that are not store keys, reserved
-    attribute names, dimension references that do not resolve."""
+    attribute names, dimension references that do not resolve (``only``: see
+    :meth:`Convention.problems`)."""
     found: list[str] = []
     resolver = Resolver()
-    for group in dataset.walk():
-        for node in (*group.variables, *group.groups, *group.dimensions, *group.types):
+    for group, variables, whole in checked_scope(dataset, only):
+        nodes = (*group.groups, *group.dimensions, *group.types) if whole else ()
+        for node in (*variables, *nodes):
             if not node.name or "/" in node.name or node.name.startswith("."):
                 found.append(f"{node.fqn}: name {node.name!r} cannot be a Zarr key (no '/', no leading '.')")
-        owners: list[Group | Variable] = [group, *group.variables]
+        owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
         for owner in owners:
             for attribute in owner.attributes:
                 if attribute.name in RESERVED:
                     found.append(f"{attribute.fqn}: attribute name {attribute.name!r} is reserved")
-        for variable in group.variables:
+        for variable in variables:
             for ref in variable.dimensions:
                 if isinstance(ref, str) and resolver.dimension(group, ref) is None:
                     found.append(f"{variable.fqn}: dimension reference {ref!r} does not resolve")

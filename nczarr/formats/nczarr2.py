@@ -18,6 +18,7 @@ import numpy as np
 
 from nczarr.formats import common as c
 from nczarr.formats.base import (
+    checked_scope,
     Convention,
     FormatError,
     StoredDataset,
@@ -93,21 +94,21 @@ class NczarrV2(Convention):
                     return True
         return False
 
-    def problems(self, dataset: Dataset) -> list[str]:
-        found = c.nczarr_problems(dataset)
-        for group in dataset.walk():
-            for user_type in group.types:
+    def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
+        found = c.nczarr_problems(dataset, only)
+        for group, variables, whole in checked_scope(dataset, only):
+            for user_type in group.types if whole else ():
                 found.append(
                     f"{user_type.fqn}: user-defined types cannot be stored in {self.name} "
                     "(netcdf-c cannot read them from Zarr); use NCZARR"
                 )
-            for variable in group.variables:
+            for variable in variables:
                 if not isinstance(variable.type, AtomicType):
                     found.append(
                         f"{variable.fqn}: variable of user-defined type {variable.type} cannot be "
                         f"stored in {self.name}; use NCZARR"
                     )
-            owners: list[Group | Variable] = [group, *group.variables]
+            owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
             for owner in owners:
                 for attribute in owner.attributes:
                     if not isinstance(attribute.type, AtomicType):

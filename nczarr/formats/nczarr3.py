@@ -18,6 +18,7 @@ import numpy as np
 
 from nczarr.formats import common as c
 from nczarr.formats.base import (
+    checked_scope,
     Convention,
     FormatError,
     StoredDataset,
@@ -26,6 +27,7 @@ from nczarr.formats.base import (
 )
 from nczarr.model import (
     AtomicType,
+    DataModel,
     CompoundType,
     Dataset,
     Dimension,
@@ -80,11 +82,11 @@ class Nczarr(Convention):
         attributes = root_attributes(root_documents)
         return attributes is not None and c.SUPERBLOCK in attributes
 
-    def problems(self, dataset: Dataset) -> list[str]:
-        found = c.nczarr_problems(dataset)
+    def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
+        found = c.nczarr_problems(dataset, only)
         resolver = Resolver()
-        for group in dataset.walk():
-            for user_type in group.types:
+        for group, variables, whole in checked_scope(dataset, only):
+            for user_type in group.types if whole else ():
                 if isinstance(user_type, VlenType):
                     base = _resolve(user_type.base, group, resolver)
                     if (
@@ -96,14 +98,14 @@ class Nczarr(Convention):
                         )
                 if isinstance(user_type, CompoundType):
                     try:
-                        _packed_dtype(user_type, group, resolver)
+                        packed_dtype(user_type, group, resolver)
                     except FormatError as exc:
                         found.append(str(exc))
                 if isinstance(user_type, EnumType) and not (
                     isinstance(user_type.base, AtomicType) and user_type.base.is_integer
                 ):
                     found.append(f"{user_type.fqn}: enum base {user_type.base} is not an integer type")
-            owners: list[Group | Variable] = [group, *group.variables]
+            owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
             for owner in owners:
                 refs = [a.type for a in owner.attributes]
                 if isinstance(owner, Variable):
@@ -122,6 +124,9 @@ class Nczarr(Convention):
         groups: list[tuple[Group, dict[str, Any], str]] = []
         arrays: list[tuple[Group, str, dict[str, Any]]] = []
         self._read_group(source, "", dataset, groups, arrays)
+        superblock = groups[0][1].get(c.SUPERBLOCK)
+        if isinstance(superblock, dict) and superblock.get("data_model") == DataModel.CLASSIC.value:
+            dataset.data_model = DataModel.CLASSIC
         resolver = Resolver()
         for group, _attrs, _where in groups:
             for user_type in group.types:
@@ -265,6 +270,9 @@ class Nczarr(Convention):
             attrs[c.GROUP] = info
             if group is dataset:
                 attrs[c.SUPERBLOCK] = {"version": SUPERBLOCK_VERSION}
+                if dataset.data_model is DataModel.CLASSIC:
+                    # netcdf-c keeps no data model in NCZarr; ours keeps the classic one
+                    attrs[c.SUPERBLOCK]["data_model"] = DataModel.CLASSIC.value
             if types:
                 attrs[c.ATTRS] = {"attribute_types": types}
             out[c.join_path(path, ZARR_JSON)] = GroupMetadataV3(attributes=attrs).documents()[ZARR_JSON]
@@ -339,7 +347,7 @@ def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
         return _atomic_dtype(type.base)  # type: ignore[arg-type]
     if isinstance(type, VlenType):
         return np.dtype(object)
-    packed = _packed_dtype(type, scope, resolver)
+    packed = packed_dtype(type, scope, resolver)
     fields: Mapping[str, Any] = packed.fields or {}
     if isinstance(type, CompoundType) and all(
         not f.shape and fields[f.name][0].kind in "iuf" for f in type.fields
@@ -348,7 +356,7 @@ def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
     return np.dtype(f"V{packed.itemsize}")
 
 
-def _packed_dtype(type: Resolved, scope: Group, resolver: Resolver) -> np.dtype:
+def packed_dtype(type: Resolved, scope: Group, resolver: Resolver) -> np.dtype:
     """The in-memory layout of a fixed-size type (little-endian, no padding); FormatError
     naming the compound field whose type has no fixed size."""
     if isinstance(type, AtomicType):
@@ -364,7 +372,7 @@ def _packed_dtype(type: Resolved, scope: Group, resolver: Resolver) -> np.dtype:
         if member is None or member is AtomicType.STRING or isinstance(member, VlenType):
             problem = "does not resolve" if member is None else "has no fixed size"
             raise FormatError(f"{type.fqn}: field {f.name!r} of type {f.type} {problem}")
-        fields.append((f.name, _packed_dtype(member, type.group or scope, resolver), f.shape))
+        fields.append((f.name, packed_dtype(member, type.group or scope, resolver), f.shape))
     return np.dtype(fields)
 
 

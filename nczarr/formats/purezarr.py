@@ -17,6 +17,7 @@ import numpy as np
 
 from nczarr.formats import common as c
 from nczarr.formats.base import (
+    checked_scope,
     Convention,
     FormatError,
     StoredDataset,
@@ -57,13 +58,13 @@ class PureZarr(Convention):
             return attributes is not None and c.SUPERBLOCK not in attributes
         return ZGROUP in root_documents and not NczarrV2.recognises(root_documents)
 
-    def problems(self, dataset: Dataset) -> list[str]:
-        found = c.nczarr_problems(dataset)
+    def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
+        found = c.nczarr_problems(dataset, only)
         resolver = Resolver()
-        for group in dataset.walk():
-            for user_type in group.types:
+        for group, variables, whole in checked_scope(dataset, only):
+            for user_type in group.types if whole else ():
                 found.append(f"{user_type.fqn}: pure Zarr has no user-defined types; use NCZARR")
-            for variable in group.variables:
+            for variable in variables:
                 if not isinstance(variable.type, AtomicType):
                     found.append(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
                 for ref in variable.dimensions:
@@ -76,7 +77,7 @@ class PureZarr(Convention):
                             f"{dimension.name!r} nearer to the variable; pure Zarr names dimensions "
                             "by their plain names"
                         )
-            owners: list[Group | Variable] = [group, *group.variables]
+            owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
             for owner in owners:
                 for attribute in owner.attributes:
                     if not isinstance(attribute.type, AtomicType):

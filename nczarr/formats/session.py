@@ -131,7 +131,7 @@ class Session:
     def define(self, variable: Variable, storage: VariableStorage | None = None) -> None:
         """Give a variable already added to the tree its array (written at the next sync)."""
         self._check_writable()
-        problems = self.convention.problems(self.dataset)
+        problems = self.convention.problems(self.dataset, only=variable)
         if problems:
             raise FormatError(
                 f"format {self.convention.name} cannot hold {variable.fqn}: " + "; ".join(problems)

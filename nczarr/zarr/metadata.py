@@ -96,9 +96,10 @@ _DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
 
 
 def dump_json(obj: Any) -> bytes:
-    """Serialise one metadata document: UTF-8, indent 2; numpy scalars and arrays become
-    JSON numbers and lists."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=True, default=_json_default)
+    """Serialise one metadata document: UTF-8 on one line (the C encoder: indenting would
+    make creating many variables several times slower); numpy scalars and arrays become JSON
+    numbers and lists."""
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=True, default=_json_default)
     try:
         return text.encode()
     except UnicodeEncodeError:
