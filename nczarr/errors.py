@@ -55,3 +55,34 @@ class NodeExistsError(NCZarrError, FileExistsError):
 
 class SelectionError(NCZarrError, IndexError):
     """An index or selection that does not fit the array."""
+
+
+# -- the classes netCDF4-python code catches (nczarr.api raises these) ---------------------
+
+
+class DatasetStateError(NCZarrError, RuntimeError):
+    """An operation the dataset's state forbids: it is closed or read-only, a name is in
+    use, an attribute to delete is missing (netCDF4 raises RuntimeError)."""
+
+
+class ArgumentError(NCZarrError, ValueError):
+    """An argument value netCDF4 refuses with ValueError (mode, format, compression...)."""
+
+
+class DataTypeError(NCZarrError, TypeError):
+    """A data type or value type that cannot be stored (netCDF4 raises TypeError)."""
+
+
+class AttributeNotFoundError(NCZarrError, AttributeError):
+    """A netCDF attribute that does not exist, or a Python attribute that may not be set."""
+
+
+class NameNotFoundError(NCZarrError, KeyError):
+    """A dimension, variable or group name that does not exist (renames)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class DatasetNotFoundError(StoreError, FileNotFoundError):
+    """A dataset opened for reading where there is none (netCDF4: FileNotFoundError)."""

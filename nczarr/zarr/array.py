@@ -357,6 +357,10 @@ class Array(Node):
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
+        point = self._point(selection)
+        if point is not None and np.ndim(value) == 0:
+            self._set_point(point, value)
+            return
         sel = OrthogonalSelection(selection, self.shape, self.chunks)
         value = np.asarray(value, dtype=self.dtype)
         try:
@@ -379,6 +383,36 @@ class Array(Node):
         self._writer.write(whole)
         if partial:
             self._update_partial(partial, source)
+
+    def _point(self, selection: Any) -> tuple[int, ...] | None:
+        """The element a selection of in-range non-negative ints names, else None."""
+        if type(selection) is not tuple:
+            selection = (selection,)
+        shape = self.metadata.shape
+        if not shape or len(selection) != len(shape):
+            return None
+        for i, n in zip(selection, shape):
+            if type(i) is not int or not 0 <= i < n:
+                return None
+        return selection
+
+    def _set_point(self, point: tuple[int, ...], value: Any) -> None:
+        """One element written without the general selection machinery: loops that write
+        element by element pay for little more than the chunk cache."""
+        chunks = self.metadata.chunk_shape
+        key = self.chunk_key(tuple(i // c for i, c in zip(point, chunks)))
+        chunk = self._cache.get(key)
+        if chunk is None:
+            chunk = self._existing_chunk(key)
+        elif not chunk.flags.writeable:
+            chunk = chunk.copy(order="K")
+        if isinstance(value, np.ndarray):  # a 0-d object array would be stored as itself
+            value = value[()]
+        chunk[tuple(i % c for i, c in zip(point, chunks))] = value
+        if self._cache.fits(chunk.nbytes):
+            self._writer.write(self._cache.put(key, chunk, dirty=True))
+        else:
+            self._writer.write([(key, chunk)])
 
     def _whole_chunk(self, proj: ChunkProjection, source: np.ndarray) -> np.ndarray:
         """The chunk a fully covering write produces (edge chunks padded with fill)."""

@@ -204,6 +204,8 @@ def test_one_string_fills_whole_chunks_and_scalars():
     s = make(shape=(), chunks=(), dtype=object, fill_value="")
     s[...] = "only"
     assert s[...] == "only"
+    a[1] = np.array("one", dtype=object)  # one element: the 0-d array's item is stored
+    assert a[:].tolist() == ["same", "one", "same", "same"]
 
 
 def test_compressed_chunks_decode_concurrently(tmp_path):

@@ -1,0 +1,763 @@
+"""``Dataset`` and ``Group``: live handles on a netCDF dataset in a Zarr store, with
+netCDF4-python's interface (reference: netcdf4-api.md §1.2, §1.3, §2).
+
+A dataset is a :class:`~nczarr.formats.session.Session` (the tree in memory, the engine's
+arrays) plus handles: one :class:`Group` per group, one :class:`Dimension`, ``Variable`` and
+user-type handle per node, each created once, so every access returns the same object.
+Metadata changes touch the tree only; ``sync()`` and ``close()`` write the documents that
+changed. Data goes to the arrays as it is assigned.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import posixpath
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from nczarr.api import attributes as attrs
+from nczarr.api.dimension import Dimension
+from nczarr.api.library import FLAGS
+from nczarr.api.location import Location, parse_format, parse_location
+from nczarr.api.types import CompoundType, EnumType, VLType, bind, handle_for
+from nczarr.errors import (
+    ArgumentError,
+    AttributeNotFoundError,
+    DatasetNotFoundError,
+    DatasetStateError,
+    NameNotFoundError,
+    NCZarrError,
+    SelectionError,
+    StoreError,
+)
+from nczarr.formats import FormatError, detect
+from nczarr.formats import convention as make_convention
+from nczarr.formats.session import Session
+from nczarr.model import DataModel
+from nczarr.model import Dataset as ModelDataset
+from nczarr.model import Group as ModelGroup
+from nczarr.model import Node, name_problem
+from nczarr.model import nodes as model_nodes
+from nczarr.store import open_store
+from nczarr.store.base import Store
+from nczarr.store.memory import MemoryStore
+from nczarr.store.zip import ZipStore
+
+log = logging.getLogger(__name__)
+
+#: Python attributes of Dataset, Group and Variable objects that are not netCDF attributes
+#: (netCDF4's list): assigning or deleting one is an error, setncattr still writes one.
+RESERVED = frozenset(
+    "_grpid _grp _varid groups dimensions variables dtype data_model disk_format _nunlimdim path "
+    "parent ndim mask scale cmptypes vltypes enumtypes _isprimitive file_format _isvlen _isenum "
+    "_iscompound _cmptype _vltype _enumtype name keepweakref _has_lsd always_mask _buffer "
+    "chartostring _use_get_vars _ncstring_attrs__ auto_complex __orthogoral_indexing__".split()
+)
+#: Attributes nczarr keeps to itself (netCDF4 hides _NCProperties too).
+HIDDEN_ATTRIBUTES = frozenset({"_NCProperties"})
+_NOT_VALID_ID = "NetCDF: Not a valid ID"
+_READ_ONLY = "NetCDF: Write to read only"
+_NAME_IN_USE = "NetCDF: String match to name in use"
+_ATTRIBUTE_NOT_FOUND = "NetCDF: Attribute not found"
+_CLASSIC_GROUPS = "NetCDF: Attempting netcdf-4 operation on strict nc3 netcdf-4 file"
+_MODES = ("r", "w", "x", "a", "r+", "rs", "ws", "as", "r+s")
+
+
+class _Shared:
+    """What every handle of one open dataset shares."""
+
+    def __init__(
+        self, session: Session, filename: str, data_model: str, disk_format: str, persist: Callable[[], None] | None
+    ) -> None:
+        self.session = session
+        self.filename = filename
+        self.data_model = data_model
+        self.disk_format = disk_format
+        self.persist = persist
+        self.fill_on = True
+        self.open = True
+        self.lock = threading.RLock()
+        self.reopen: dict[str, Any] | None = None  # how a read-only dataset reopens (pickling)
+
+    @property
+    def classic(self) -> bool:
+        return self.data_model != "NETCDF4"
+
+    def check_open(self) -> None:
+        if not self.open:
+            raise DatasetStateError(_NOT_VALID_ID)
+
+    def check_writable(self) -> None:
+        self.check_open()
+        if self.session.read_only:
+            raise DatasetStateError(_READ_ONLY)
+
+    def close(self) -> None:
+        if not self.open:
+            return
+        self.open = False
+        try:
+            self.session.close()
+            if self.persist is not None:
+                self.persist()
+        finally:
+            self.session.store.close()
+
+
+class Dataset:
+    """A netCDF dataset in a Zarr store (the root group), opened or created like
+    ``netCDF4.Dataset``. ``filename`` is a directory, a ``.zip`` file, an fsspec URL
+    (``s3://...``, ``memory://...``) or a netcdf-c URL (``file:///p#mode=nczarr,file``);
+    ``format`` is one of netCDF4's names (``NETCDF4``: the default convention;
+    ``NETCDF4_CLASSIC`` and ``NETCDF3_*``: the classic data model) or one of nczarr's
+    conventions (``NCZARR``, the default, ``NCZARR_V2``, ``ZARR``, ``ZARR_V2``)."""
+
+    __slots__ = (
+        "_shared",
+        "_node",
+        "_parent",
+        "_groups",
+        "_dimensions",
+        "_variables",
+        "_types",
+        "_keepweakref",
+        "_ncstring_attrs",
+        "__weakref__",
+    )
+    __orthogonal_indexing__ = True
+
+    def __init__(
+        self,
+        filename: Any,
+        mode: str = "r",
+        clobber: bool = True,
+        format: str = "NETCDF4",
+        diskless: bool = False,
+        persist: bool = False,
+        keepweakref: bool = False,
+        memory: Any = None,
+        encoding: str | None = None,
+        parallel: bool = False,
+        comm: Any = None,
+        info: Any = None,
+        auto_complex: bool = False,
+        storage_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if mode not in _MODES:
+            raise ArgumentError(f"mode must be 'w', 'x', 'r', 'a' or 'r+', got '{mode}'")
+        if memory is not None:
+            raise ArgumentError(
+                "memory= (a netCDF file image in memory) is not supported by nczarr; "
+                "use diskless=True or a memory:// URL"
+            )
+        if parallel:
+            raise ArgumentError("parallel mode requires MPI enabled netcdf-c; nczarr has no MPI I/O")
+        mode = mode.rstrip("s") or "r"
+        if mode == "x":
+            mode, clobber = "w", False
+        display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
+        location = parse_location(display)
+        convention_name, data_model, model_name = parse_format(format, location)
+        reopen = dict(format=format, storage_options=storage_options)
+        store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
+        try:
+            if mode == "w" or not _holds_dataset(store, mode, display):
+                convention = make_convention(convention_name)
+                tree = ModelDataset("", data_model=data_model)
+                session = Session.create(store, tree, convention)
+                disk = _disk_format(convention_name)
+            else:
+                convention = detect(store)
+                session = Session.open(store, convention, read_only=mode == "r")
+                tree = session.dataset
+                model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
+                disk = _disk_format(convention.name)
+        except BaseException:
+            store.close()
+            raise
+        shared = _Shared(session, display, model_name, disk, persist_to)
+        if mode == "r" and not diskless:
+            shared.reopen = dict(reopen, filename=display)
+        self._bind(shared, tree, None, keepweakref)
+        self._load()
+        weakref.finalize(self, shared.close)
+
+    # -- construction of handles ----------------------------------------------------------
+    def _bind(self, shared: _Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
+        self._shared = shared
+        self._node = node
+        self._parent = weakref.proxy(parent) if keepweakref and parent is not None else parent
+        self._keepweakref = keepweakref
+        self._ncstring_attrs = False
+        self._groups: dict[str, Group] = {}
+        self._dimensions: dict[str, Dimension] = {}
+        self._variables: dict[str, Any] = {}
+        self._types: dict[str, Any] = {}
+
+    def _load(self) -> None:
+        """Handles for everything the tree holds below this group."""
+        from nczarr.api.variable import Variable
+
+        node = self._node
+        for dimension in node.dimensions:
+            self._dimensions[dimension.name] = Dimension._for(self, dimension)
+        for user_type in node.types:
+            self._types[user_type.name] = handle_for(self, user_type)
+        for variable in node.variables:
+            self._variables[variable.name] = Variable._for(self, variable)
+        for child in node.groups:
+            group = Group.__new__(Group)
+            group._bind(self._shared, child, self, self._keepweakref)
+            self._groups[child.name] = group
+            group._load()
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def groups(self) -> dict[str, Group]:
+        return self._groups
+
+    @property
+    def dimensions(self) -> dict[str, Dimension]:
+        return self._dimensions
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        return self._variables
+
+    @property
+    def cmptypes(self) -> dict[str, CompoundType]:
+        return {k: v for k, v in self._types.items() if isinstance(v, CompoundType)}
+
+    @property
+    def vltypes(self) -> dict[str, VLType]:
+        return {k: v for k, v in self._types.items() if isinstance(v, VLType)}
+
+    @property
+    def enumtypes(self) -> dict[str, EnumType]:
+        return {k: v for k, v in self._types.items() if isinstance(v, EnumType)}
+
+    @property
+    def data_model(self) -> str:
+        return self._shared.data_model
+
+    file_format = data_model
+
+    @property
+    def disk_format(self) -> str:
+        return self._shared.disk_format
+
+    @property
+    def parent(self) -> Dataset | None:
+        return self._parent
+
+    @property
+    def path(self) -> str:
+        return self._node.fqn
+
+    @property
+    def name(self) -> str:
+        return "/" if self._node.parent is None else self._node.name
+
+    @property
+    def keepweakref(self) -> bool:
+        return self._keepweakref
+
+    @property
+    def auto_complex(self) -> bool:
+        return False
+
+    @property
+    def _ncstring_attrs__(self) -> bool:
+        return self._ncstring_attrs
+
+    # -- life cycle -----------------------------------------------------------------------
+    def filepath(self, encoding: str | None = None) -> str:
+        return self._shared.filename
+
+    def isopen(self) -> bool:
+        return self._shared.open
+
+    def sync(self) -> None:
+        """Write the chunks held in caches and the metadata that changed."""
+        self._shared.check_open()
+        with self._shared.lock:
+            self._shared.session.sync()
+
+    def close(self) -> None:
+        """Write what changed and close the store; using the dataset afterwards is an error."""
+        self._shared.check_open()
+        with self._shared.lock:
+            self._shared.close()
+
+    def __enter__(self) -> Dataset:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._shared.open:
+            self.close()
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("Dataset is not iterable. Consider iterating on Dataset.variables.")
+
+    def __contains__(self, key: Any) -> bool:
+        raise TypeError(
+            "Dataset does not support membership operations. Perhaps try 'varname in "
+            "dataset.variables' or 'dimname in dataset.dimensions'."
+        )
+
+    def __reduce__(self) -> Any:
+        reopen = self._shared.reopen
+        if reopen is None or not self._shared.open:
+            raise NotImplementedError("Dataset is not picklable (only datasets open read-only are)")
+        return (_reopen, (reopen, self.path))
+
+    def set_fill_on(self) -> None:
+        self._shared.fill_on = True
+
+    def set_fill_off(self) -> None:
+        self._shared.fill_on = False
+
+    # -- attributes -----------------------------------------------------------------------
+    def ncattrs(self) -> list[str]:
+        if not self._shared.open:
+            raise AttributeNotFoundError(_NOT_VALID_ID)
+        return [a.name for a in self._node.attributes if a.name not in HIDDEN_ATTRIBUTES]
+
+    def getncattr(self, name: str, encoding: str = "utf-8") -> Any:
+        self._shared.check_open()
+        attribute = self._node.find_attribute(name)
+        if attribute is None or name in HIDDEN_ATTRIBUTES:
+            raise AttributeNotFoundError(_ATTRIBUTE_NOT_FOUND)
+        return attrs.to_python(attribute, encoding, char_as_bytes=self._char_as_bytes(name))
+
+    def _char_as_bytes(self, name: str) -> bool:
+        return False
+
+    def setncattr(self, name: str, value: Any) -> None:
+        self._set_attribute(name, value, force_string=self._ncstring_attrs)
+
+    def setncattr_string(self, name: str, value: Any) -> None:
+        self._set_attribute(name, value, force_string=True)
+
+    def setncatts(self, attdict: dict[str, Any]) -> None:
+        for name, value in attdict.items():
+            self.setncattr(name, value)
+
+    def _set_attribute(self, name: str, value: Any, *, force_string: bool) -> None:
+        shared = self._shared
+        shared.check_open()
+        if shared.session.read_only:  # netCDF4 raises AttributeError here, not RuntimeError
+            raise AttributeNotFoundError(_READ_ONLY)
+        type, values = attrs.from_python(name, value, force_string=force_string, classic=shared.classic)
+        with shared.lock:
+            self._changed_attribute()
+            node = self._node
+            existing = node.find_attribute(name)
+            if existing is not None:
+                existing.type, existing.values = type, values
+            else:
+                node.add_attribute(name, type, values)
+
+    def _changed_attribute(self) -> None:
+        """Hook: a variable forgets what it derived from its attributes."""
+
+    def delncattr(self, name: str) -> None:
+        shared = self._shared
+        shared.check_writable()
+        attribute = self._node.find_attribute(name)
+        if attribute is None:
+            raise DatasetStateError(_ATTRIBUTE_NOT_FOUND)
+        with shared.lock:
+            self._changed_attribute()
+            self._node.attributes.remove(attribute)
+
+    def renameAttribute(self, oldname: str, newname: str) -> None:
+        shared = self._shared
+        shared.check_writable()
+        attribute = self._node.find_attribute(oldname)
+        if attribute is None:
+            raise DatasetStateError(_ATTRIBUTE_NOT_FOUND)
+        if self._node.find_attribute(newname) is not None:
+            raise DatasetStateError(_NAME_IN_USE)
+        with shared.lock:
+            self._changed_attribute()
+            attribute.name = newname
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__") and name != "__dict__":
+            raise AttributeError(name)
+        if name == "__dict__":
+            return {n: self.getncattr(n) for n in self.ncattrs()}
+        try:
+            return self.getncattr(name)
+        except DatasetStateError:
+            raise AttributeNotFoundError(_NOT_VALID_ID) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SLOTS:
+            object.__setattr__(self, name, value)
+        elif name in RESERVED:
+            raise AttributeNotFoundError(
+                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot rebind. "
+                "Use setncattr instead."
+            )
+        else:
+            if not self._shared.open:
+                raise DatasetStateError(_NOT_VALID_ID)
+            if self._shared.session.read_only:
+                raise AttributeNotFoundError(_READ_ONLY)
+            self.setncattr(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in RESERVED or name in _SLOTS:
+            raise AttributeNotFoundError(
+                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot delete. "
+                "Use delncattr instead."
+            )
+        self.delncattr(name)
+
+    # -- dimensions -----------------------------------------------------------------------
+    def createDimension(self, dimname: str, size: int | None = None) -> Dimension:
+        """A new dimension; ``size`` None or 0 makes it unlimited."""
+        return Dimension(self, dimname, size)
+
+    def _add_dimension(self, handle: Dimension, name: str, size: int | None) -> None:
+        shared = self._shared
+        shared.check_writable()
+        _check_name(name)
+        if name in self._dimensions:
+            raise DatasetStateError(_NAME_IN_USE)
+        unlimited = not size
+        if unlimited and shared.classic and any(
+            d.unlimited for g in self._node.root.walk() for d in g.dimensions
+        ):
+            raise DatasetStateError("NetCDF: NC_UNLIMITED size already in use")
+        if size is not None and int(size) < 0:
+            raise ArgumentError(f"dimension {name!r}: size must not be negative, got {size}")
+        with shared.lock:
+            node = self._node.add_dimension(name, 0 if unlimited else int(size), unlimited)  # type: ignore[arg-type]
+            handle._grp, handle._node = self, node
+            self._dimensions[name] = handle
+
+    def renameDimension(self, oldname: str, newname: str) -> None:
+        self._rename(self._dimensions, oldname, newname, "dimension")
+
+    # -- user types -----------------------------------------------------------------------
+    def createCompoundType(self, datatype: Any, datatype_name: str) -> CompoundType:
+        return CompoundType(self, datatype, datatype_name)
+
+    def createVLType(self, datatype: Any, datatype_name: str) -> VLType:
+        return VLType(self, datatype, datatype_name)
+
+    def createEnumType(self, datatype: Any, datatype_name: str, enum_dict: dict[str, int]) -> EnumType:
+        return EnumType(self, datatype, datatype_name, enum_dict)
+
+    def _define_type(self, node: model_nodes.UserType, handle: Any) -> None:
+        """Add a user type made by a type handle's constructor."""
+        shared = self._shared
+        shared.check_writable()
+        if shared.classic:
+            raise DatasetStateError(_CLASSIC_GROUPS)
+        _check_name(node.name)
+        if node.name in self._types:
+            raise DatasetStateError(_NAME_IN_USE)
+        with shared.lock:
+            self._node.add(node)
+            bind(handle, self, node)
+            self._types[node.name] = handle
+
+    # -- variables ------------------------------------------------------------------------
+    def createVariable(self, varname: str, datatype: Any, dimensions: Any = (), **kwargs: Any) -> Any:
+        """A new variable (netCDF4's keywords: compression, zlib, complevel, shuffle,
+        fletcher32, contiguous, chunksizes, endian, least_significant_digit,
+        significant_digits, quantize_mode, fill_value, chunk_cache, blosc_shuffle...)."""
+        from nczarr.api.variable import Variable
+
+        group, name = self._parent_of(varname)
+        return Variable(group, name, datatype, dimensions, **kwargs)
+
+    def _parent_of(self, path: str) -> tuple[Dataset, str]:
+        """The group that a ``createVariable`` path names (created if missing) and the name."""
+        if "/" not in path:
+            return self, path
+        dirname, name = posixpath.split(posixpath.normpath(path))
+        group = self.createGroup(dirname) if dirname not in ("", ".") else self
+        return group, name
+
+    def renameVariable(self, oldname: str, newname: str) -> None:
+        self._rename(self._variables, oldname, newname, "variable")
+
+    def get_variables_by_attributes(self, **kwargs: Any) -> list[Any]:
+        """The variables of this group whose attributes match every condition: a value to
+        compare with, or a callable given the attribute's value (None when missing)."""
+        return attrs.variables_by_attributes(self._variables.values(), kwargs)
+
+    # -- groups ---------------------------------------------------------------------------
+    def createGroup(self, groupname: str) -> Group:
+        """The group at ``groupname`` (a name or a path), created with any missing parents."""
+        self._shared.check_writable()
+        if self._shared.classic:
+            raise DatasetStateError(_CLASSIC_GROUPS)
+        group: Dataset = self
+        for part in posixpath.normpath(groupname).split("/"):
+            if part in ("", "."):
+                if groupname.startswith("/") and part == "":
+                    group = _root(group)
+                continue
+            existing = group._groups.get(part)
+            group = existing if existing is not None else Group(group, part)
+        return group  # type: ignore[return-value]
+
+    def _add_group(self, handle: Group, name: str) -> None:
+        shared = self._shared
+        shared.check_writable()
+        if shared.classic:
+            raise DatasetStateError(_CLASSIC_GROUPS)
+        _check_name(name)
+        if name in self._groups or name in self._variables:
+            raise DatasetStateError(_NAME_IN_USE)
+        with shared.lock:
+            node = self._node.add_group(name)
+            handle._bind(shared, node, self, self._keepweakref)
+            self._groups[name] = handle
+
+    def renameGroup(self, oldname: str, newname: str) -> None:
+        self._rename(self._groups, oldname, newname, "group")
+
+    def _rename(self, handles: dict[str, Any], oldname: str, newname: str, kind: str) -> None:
+        shared = self._shared
+        shared.check_writable()
+        if oldname not in handles:
+            raise NameNotFoundError(f"{oldname} not a valid {kind} name")
+        if newname in handles:
+            raise DatasetStateError(_NAME_IN_USE)
+        _check_name(newname)
+        handle = handles[oldname]
+        with shared.lock:
+            shared.session.rename(handle._node, newname)
+            # as in netCDF4: the old key goes, the new one comes last
+            handles[newname] = handles.pop(oldname)
+
+    def __getitem__(self, elem: str) -> Any:
+        """The group or variable at a path (relative to this group, or absolute)."""
+        group: Dataset = _root(self) if elem.startswith("/") else self
+        parts = [p for p in posixpath.normpath(elem).split("/") if p not in ("", ".")]
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if part in group._groups:
+                group = group._groups[part]
+            elif last and part in group._variables:
+                return group._variables[part]
+            else:
+                raise SelectionError(f"{elem} not found in {self.path}")
+        return group
+
+    # -- auto conversions -----------------------------------------------------------------
+    def _walk_variables(self) -> Iterator[Any]:
+        yield from self._variables.values()
+        for group in self._groups.values():
+            yield from group._walk_variables()
+
+    def set_auto_chartostring(self, value: bool) -> None:
+        for variable in self._walk_variables():
+            variable.set_auto_chartostring(value)
+
+    def set_auto_maskandscale(self, value: bool) -> None:
+        for variable in self._walk_variables():
+            variable.set_auto_maskandscale(value)
+
+    def set_auto_mask(self, value: bool) -> None:
+        for variable in self._walk_variables():
+            variable.set_auto_mask(value)
+
+    def set_auto_scale(self, value: bool) -> None:
+        for variable in self._walk_variables():
+            variable.set_auto_scale(value)
+
+    def set_always_mask(self, value: bool) -> None:
+        for variable in self._walk_variables():
+            variable.set_always_mask(value)
+
+    def set_ncstring_attrs(self, value: bool) -> None:
+        self._ncstring_attrs = bool(value)
+        for variable in self._variables.values():
+            variable.set_ncstring_attrs(value)
+        for group in self._groups.values():
+            group.set_ncstring_attrs(value)
+
+    # -- codecs -----------------------------------------------------------------------------
+    def has_blosc_filter(self) -> bool:
+        return bool(FLAGS["__has_blosc_support__"])
+
+    def has_zstd_filter(self) -> bool:
+        return bool(FLAGS["__has_zstandard_support__"])
+
+    def has_bzip2_filter(self) -> bool:
+        return bool(FLAGS["__has_bzip2_support__"])
+
+    def has_szip_filter(self) -> bool:
+        return False
+
+    # -- repr -----------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        if not self._shared.open:
+            return "<class 'netCDF4.Dataset'>\nroot group (closed)" if self._parent is None else "<closed group>"
+        if self._node.parent is None:
+            head = [
+                "<class 'netCDF4.Dataset'>",
+                f"root group ({self.data_model} data model, file format {self.disk_format}):",
+            ]
+        else:
+            head = ["<class 'netCDF4.Group'>", f"group {self.path}:"]
+        lines = [*head]
+        for name in self.ncattrs():
+            lines.append(f"    {name}: {self.getncattr(name)}")
+        dims = ", ".join(f"{n}({len(d)})" for n, d in self._dimensions.items())
+        lines.append(f"    dimensions(sizes): {dims}")
+        variables = ", ".join(
+            f"{v._type_label()} {n}({', '.join(v.dimensions)})" for n, v in self._variables.items()
+        )
+        lines.append(f"    variables(dimensions): {variables}")
+        lines.append(f"    groups: {', '.join(self._groups)}")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+class Group(Dataset):
+    """A group of a dataset; ``Group(parent, name)`` creates one (as ``createGroup``)."""
+
+    __slots__ = ()
+
+    def __init__(self, parent: Dataset, name: str, **kwargs: Any) -> None:
+        parent._add_group(self, name)
+
+    def close(self) -> None:
+        raise StoreError("cannot close a `Group` (only applies to Dataset)")
+
+    def __reduce__(self) -> Any:
+        if self._shared.reopen is None:
+            raise NotImplementedError("Group is not picklable (only groups of datasets open read-only are)")
+        return (_reopen, (self._shared.reopen, self.path))
+
+
+_SLOTS = frozenset(
+    {
+        "_shared", "_node", "_parent", "_groups", "_dimensions", "_variables", "_types",
+        "_keepweakref", "_ncstring_attrs",
+    }
+)
+
+
+def _root(group: Dataset) -> Dataset:
+    while group._parent is not None:
+        group = group._parent
+    return group
+
+
+def _check_name(name: str) -> None:
+    problem = name_problem(name) if isinstance(name, str) else "a name must be a str"
+    if problem:
+        raise ArgumentError(f"invalid name {name!r}: {problem}")
+
+
+def _disk_format(convention_name: str) -> str:
+    return "NCZARR" if convention_name.startswith("NCZARR") else "ZARR"
+
+
+def _open_store(
+    location: Location,
+    display: str,
+    mode: str,
+    clobber: bool,
+    diskless: bool,
+    persist: bool,
+    storage_options: dict[str, Any] | None,
+) -> tuple[Store, Callable[[], None] | None]:
+    """The store to work in, and what writes a diskless dataset out at close (if anything)."""
+    if mode == "w" and not clobber and _exists(location, storage_options):
+        raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
+    if mode == "r" and not location.target.startswith(("memory://",)) and "://" not in location.target:
+        if not os.path.exists(location.target):
+            raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display)
+    store_mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
+
+    def real(mode: str) -> Store:
+        if location.zip:
+            return ZipStore(location.target, {"r": "r", "r+": "a", "a": "a"}.get(mode, "w"))
+        return open_store(location.target, mode, storage_options=storage_options)
+
+    if not diskless:
+        if mode == "r+" and not _exists(location, storage_options):
+            store_mode = "a"  # netCDF4: 'r+' on a missing file creates it too
+        return real(store_mode), None
+    memory = MemoryStore()
+    if mode != "w" and _exists(location, storage_options):
+        source = real("r")
+        try:
+            memory.set_many(source.get_many(list(source.list())))
+        finally:
+            source.close()
+    if not persist:
+        return memory, None
+
+    def write_out() -> None:
+        target = real("w")
+        try:
+            target.set_many(memory.get_many(list(memory.list())))
+        finally:
+            target.close()
+
+    return memory, write_out
+
+
+def _exists(location: Location, storage_options: dict[str, Any] | None) -> bool:
+    target = location.target
+    if "://" not in target or target.startswith("file://"):
+        path = parse_local(target)
+        return os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
+    try:
+        store = open_store(target, "r", storage_options=storage_options)
+        try:
+            return bool(next(iter(store.list_prefix("")), None))
+        finally:
+            store.close()
+    except (NCZarrError, OSError):
+        return False
+
+
+def parse_local(target: str) -> str:
+    if target.startswith("file://"):
+        from urllib.parse import urlsplit
+        from urllib.request import url2pathname
+
+        return url2pathname(urlsplit(target).path)
+    return target
+
+
+def _holds_dataset(store: Store, mode: str, display: str) -> bool:
+    """Whether ``store`` holds a dataset to open; for 'a' and 'r+' an empty store means a new
+    dataset (netCDF4 creates it), anything else that is not a dataset is an error."""
+    try:
+        detect(store)
+    except FormatError:
+        if mode in ("a", "r+") and next(iter(store.list_prefix("")), None) is None:
+            return False
+        if mode == "r" and next(iter(store.list_prefix("")), None) is None:
+            raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display) from None
+        raise
+    return True
+
+
+def _reopen(reopen: dict[str, Any], path: str) -> Any:
+    """Unpickling: the same dataset opened read-only, and the node at ``path`` in it."""
+    dataset = Dataset(reopen["filename"], "r", format=reopen["format"], storage_options=reopen["storage_options"])
+    return dataset if path == "/" else dataset[path]
+
+
+__all__ = ["Dataset", "Group", "RESERVED", "Node"]

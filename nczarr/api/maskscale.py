@@ -1,0 +1,380 @@
+"""netCDF4-python's automatic conversions between stored and user values.
+
+Reading: ``_Unsigned`` view, masking (``missing_value``, ``_FillValue`` or the default fill,
+``valid_range``/``valid_min``/``valid_max``), unpacking with ``scale_factor``/``add_offset``,
+and char arrays to strings for ``S1`` variables with ``_Encoding``. Writing: the reverse
+(strings to chars, ``least_significant_digit`` rounding, packing, filling masked values).
+The rules, including their quirks, are netCDF4-python's; the tests compare with it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy import ma
+
+from nczarr.api.strings import chartostring, stringtochar
+from nczarr.errors import DatasetStateError
+
+__all__ = [
+    "Conversion",
+    "cast_valid_attribute",
+    "decode",
+    "default_fill",
+    "default_fillvals",
+    "encode",
+    "fill_value_for_get",
+    "is_safe_cast",
+    "quantize",
+]
+
+# netcdf-c's NC_FILL_* constants, keyed by dtype.str[1:] as netCDF4.default_fillvals is.
+default_fillvals: dict[str, Any] = {
+    "S1": "\x00",
+    "i1": -127,
+    "u1": 255,
+    "i2": -32767,
+    "u2": 65535,
+    "i4": -2147483647,
+    "u4": 4294967295,
+    "i8": -9223372036854775806,
+    "u8": 18446744073709551614,
+    "f4": 9.969209968386869e36,
+    "f8": 9.969209968386869e36,
+    "c8": 9.969209968386869e36,
+    "c16": 9.969209968386869e36,
+}
+
+_BYTE_TYPES = ("i1", "u1")
+_VALID_ATTRIBUTES = ("missing_value", "valid_min", "valid_max", "valid_range")
+_INVALID_PACKING = "invalid scale_factor or add_offset attribute, no unpacking done..."
+
+
+def default_fill(dtype: np.dtype) -> Any | None:
+    """The library default fill value for ``dtype``, None when the type has none."""
+    return default_fillvals.get(np.dtype(dtype).str[1:])
+
+
+@dataclass
+class Conversion:
+    """What a variable's attributes and switches say about its values."""
+
+    dtype: np.dtype
+    attributes: Mapping[str, Any]
+    mask: bool = True
+    scale: bool = True
+    always_mask: bool = True
+    chartostring: bool = True
+    fill_mode: bool = True  # False when created with fill_value=False (set_fill_off() is not it)
+    is_vlen: bool = False
+    is_enum: bool = False
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        """The dtype code netCDF4 looks fill values up by (``'i2'``, ``'S1'``...)."""
+        return np.dtype(self.dtype).str[1:]
+
+    @property
+    def is_char(self) -> bool:
+        """An ``S1`` (NC_CHAR) variable."""
+        dtype = np.dtype(self.dtype)
+        return dtype.kind == "S" and dtype.itemsize == 1
+
+    @property
+    def unsigned(self) -> bool:
+        """``_Unsigned`` asks to read this signed integer variable as unsigned."""
+        return (
+            self.attributes.get("_Unsigned", False) in ("true", "True")
+            and np.dtype(self.dtype).kind == "i"
+        )
+
+
+def is_safe_cast(original: Any, cast: Any) -> bool:
+    """Whether ``cast`` holds the same values as ``original`` (NaN equal to NaN)."""
+    try:
+        return bool(((original == cast) | (np.isnan(original) & np.isnan(cast))).all())
+    except Exception:
+        try:
+            return bool((original == cast).all())  # strings: isnan is undefined
+        except Exception:
+            return False
+
+
+def _is_nan(value: Any) -> bool:
+    try:
+        return bool(np.isnan(value))
+    except TypeError:
+        return False
+
+
+def _unsigned_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"{dtype.byteorder}u{dtype.itemsize}")
+
+
+def _usable_attribute(conversion: Conversion, name: str) -> np.ndarray | None:
+    """The attribute as an array of the variable dtype, or None when it is absent or the cast
+    would change it (then with netCDF4's warning)."""
+    if name not in conversion.attributes:
+        return None
+    value = np.array(conversion.attributes[name])
+    try:
+        cast = np.array(value, conversion.dtype)
+    except ValueError:
+        cast = None
+    if cast is None or not is_safe_cast(value, cast):
+        warnings.warn(
+            f"WARNING: {name} not used since it\ncannot be safely cast to variable data type",
+            stacklevel=4,
+        )
+        return None
+    return cast
+
+
+def _packing_is_valid(attributes: Mapping[str, Any]) -> bool:
+    try:
+        for name in ("scale_factor", "add_offset"):
+            if name in attributes:
+                float(attributes[name])
+    except Exception:
+        return False
+    return True
+
+
+def decode(raw: np.ndarray, conversion: Conversion, *, whole_last_axis: bool) -> Any:
+    """The user view of stored values ``raw`` (a selection of the variable, in result shape).
+
+    ``whole_last_axis``: the selection keeps the variable's last axis with all its elements
+    (only then do ``S1`` variables with ``_Encoding`` come back as strings).
+    """
+    attributes = conversion.attributes
+    packing_valid = _packing_is_valid(attributes)
+    if not packing_valid and conversion.scale:
+        warnings.warn(_INVALID_PACKING, stacklevel=2)
+
+    data: Any = raw
+    if conversion.mask and not conversion.is_vlen:
+        data = _masked(raw, conversion)
+    elif conversion.scale and conversion.unsigned and raw.dtype.kind == "i":  # not VLEN objects
+        data = raw.view(_unsigned_dtype(raw.dtype))
+
+    if conversion.scale and packing_valid and not conversion.is_enum:
+        data = _unpacked(data, attributes)
+
+    if (
+        conversion.chartostring
+        and conversion.is_char
+        and "_Encoding" in attributes
+        and whole_last_axis
+        and np.ndim(data) > 0
+    ):
+        data = chartostring(data, encoding=attributes["_Encoding"])
+    return data
+
+
+def _masked(data: np.ndarray, conversion: Conversion) -> Any:
+    """``data`` as a masked array per the variable's missing/fill/valid attributes."""
+    dtype = np.dtype(conversion.dtype)
+    view_unsigned = conversion.scale and conversion.unsigned
+    if view_unsigned:
+        data = data.view(_unsigned_dtype(dtype))
+
+    def as_data(value: np.ndarray) -> np.ndarray:
+        return value.view(_unsigned_dtype(dtype)) if view_unsigned else value
+
+    mask = np.zeros(data.shape, np.bool_)
+    fill_value: Any = None
+
+    missing = _usable_attribute(conversion, "missing_value")
+    if missing is not None:
+        missing = as_data(missing)
+        candidates = [missing] if missing.shape == () else list(missing)
+        missing_mask = np.zeros(data.shape, np.bool_)
+        for candidate in candidates:
+            missing_mask |= np.isnan(data) if _is_nan(candidate) else data == candidate
+        if missing_mask.any():
+            fill_value = candidates[0]
+            mask |= missing_mask
+
+    declared_fill = _usable_attribute(conversion, "_FillValue")
+    if declared_fill is not None:
+        fill = as_data(declared_fill)
+        mask |= np.isnan(data) if _is_nan(fill) else data == fill
+    elif not conversion.is_vlen and (conversion.fill_mode or conversion.key not in _BYTE_TYPES):
+        # The library default masks too, but not for bytes whose fill is off (netCDF4 #209),
+        # and it is compared with the data as stored, without the _Unsigned view.
+        mask |= data == np.array(default_fillvals[conversion.key], dtype)
+
+    valid_range = _usable_attribute(conversion, "valid_range")
+    valid_min = _usable_attribute(conversion, "valid_min")
+    valid_max = _usable_attribute(conversion, "valid_max")
+    if valid_range is not None and np.size(conversion.attributes["valid_range"]) == 2:
+        low, high = np.array(valid_range[0]), np.array(valid_range[1])
+    else:
+        low, high = valid_min, valid_max
+    if dtype.kind != "S":  # never for char data
+        if low is not None:
+            mask |= data < as_data(low)
+        if high is not None:
+            mask |= data > as_data(high)
+
+    # The masked array's fill: the first missing value if any matched, else _FillValue, else
+    # the default (a Python int for bytes, which numpy refuses under the _Unsigned view).
+    if fill_value is None:
+        if declared_fill is not None:
+            fill_value = declared_fill
+        elif conversion.key in _BYTE_TYPES:
+            fill_value = default_fillvals[conversion.key]
+        else:
+            fill_value = np.array(default_fillvals[conversion.key], dtype)
+
+    masked_any = bool(mask.any())
+    result = ma.masked_array(data, mask=mask, fill_value=fill_value) if masked_any else (
+        ma.masked_array(data)
+    )
+    if result.shape == () and result.mask.all():
+        return result[()]  # the np.ma.masked constant
+    if not conversion.always_mask and not masked_any:
+        return np.asarray(result)
+    return result
+
+
+def _unpacked(data: Any, attributes: Mapping[str, Any]) -> Any:
+    has_scale, has_offset = "scale_factor" in attributes, "add_offset" in attributes
+    scale = attributes.get("scale_factor")
+    offset = attributes.get("add_offset")
+    if has_scale and has_offset:
+        if offset != 0.0 or scale != 1.0:
+            return data * scale + offset
+        return data.astype(np.asarray(scale).dtype)  # netCDF4 #913: the type still changes
+    if has_scale and scale != 1.0:
+        return data * scale
+    if has_offset and offset != 0.0:
+        return data + offset
+    return data
+
+
+def encode(
+    data: Any,
+    conversion: Conversion,
+    *,
+    strlen: int | None,
+    least_significant_digit: int | None = None,
+) -> np.ndarray:
+    """Stored values of ``conversion.dtype`` for ``data`` assigned by the user to a primitive
+    or enum variable, in ``data``'s shape (the caller broadcasts). ``strlen``: the length of
+    the variable's last dimension.
+
+    The result may be ``data`` itself when nothing needs converting; it is never modified.
+    """
+    dtype = np.dtype(conversion.dtype)
+    attributes = conversion.attributes
+    if conversion.chartostring and conversion.is_char and "_Encoding" in attributes:
+        data = _chars(data, attributes["_Encoding"], strlen)
+
+    if isinstance(data, np.generic):
+        data = np.asarray(data)  # numpy scalars keep their type, as arrays do
+    elif not isinstance(data, np.ndarray):
+        as_float = (
+            conversion.scale and dtype.kind in "iu" and "scale_factor" in attributes
+        ) or "add_offset" in attributes  # netCDF4's precedence: add_offset alone suffices
+        data = np.array(data, np.float64 if as_float else dtype)
+
+    if least_significant_digit is not None:
+        data = quantize(data, least_significant_digit)
+
+    if conversion.scale and not conversion.is_vlen and not conversion.is_enum:
+        data = _packed(data, conversion)
+    if ma.isMA(data):
+        data = ma.getdata(data)  # with scaling off, masked positions keep what they hold
+    return np.asarray(data if data.dtype == dtype else data.astype(dtype))
+
+
+def _chars(data: Any, encoding: str, strlen: int | None) -> Any:
+    """Strings assigned to an ``S1`` variable with ``_Encoding``, as an array of chars."""
+    if type(data) in (str, bytes):
+        data = np.asarray(data, dtype=f"{'S' if encoding == 'ascii' else 'U'}{strlen}")
+    if data.dtype.kind in "SU" and data.dtype.itemsize > 1:
+        data = stringtochar(data, encoding=encoding, n_strlen=strlen)
+    return data
+
+
+def _packed(data: np.ndarray, conversion: Conversion) -> np.ndarray:
+    """Packing with ``scale_factor``/``add_offset`` and filling of masked values."""
+    dtype = np.dtype(conversion.dtype)
+    attributes = conversion.attributes
+    has_scale, has_offset = "scale_factor" in attributes, "add_offset" in attributes
+    if has_offset:
+        data = data - attributes["add_offset"]
+    if has_scale:
+        data = data / attributes["scale_factor"]
+    if (has_scale or has_offset) and dtype.kind in "iu":
+        data = np.around(data)
+    if data.dtype != dtype:
+        data = data.astype(dtype)
+    if not ma.isMA(data):
+        return data
+    if "missing_value" in attributes and np.all(
+        np.isin(data.data[data.mask], attributes["missing_value"])
+    ):
+        return data.data  # masked positions already hold missing values
+    return data.filled(fill_value=_write_fill(conversion))
+
+
+def _write_fill(conversion: Conversion) -> Any:
+    """The value masked positions are written as."""
+    attributes = conversion.attributes
+    if "missing_value" in attributes:
+        if np.shape(attributes["missing_value"]) != ():
+            raise DatasetStateError(
+                "cannot assign fill_value for masked array when missing_value attribute "
+                "is not a scalar"
+            )
+        return attributes["missing_value"]
+    if "_FillValue" in attributes:
+        return attributes["_FillValue"]
+    return default_fillvals[conversion.key]
+
+
+def quantize(data: Any, least_significant_digit: int) -> Any:
+    """Round ``data`` to a power of two finer than ``10**-least_significant_digit``
+    (``netCDF4.utils._quantize``); masked input keeps its fill value."""
+    exponent = np.log10(10.0 ** -least_significant_digit)
+    exponent = int(np.floor(exponent)) if exponent < 0 else int(np.ceil(exponent))
+    scale = 2.0 ** np.ceil(np.log2(10.0 ** -exponent))
+    result = np.around(scale * data) / scale
+    if ma.isMA(result):
+        result.set_fill_value(data.fill_value)
+    return result
+
+
+def cast_valid_attribute(name: str, value: Any, dtype: np.dtype) -> Any:
+    """``value`` for attribute ``name`` set through attribute syntax on a primitive variable:
+    ``missing_value``/``valid_*`` are cast to ``dtype`` when that keeps the values, else kept
+    with a warning; other attributes are returned unchanged."""
+    if name not in _VALID_ATTRIBUTES:
+        return value
+    cast = np.array(value, dtype)
+    if is_safe_cast(np.array(value), cast):
+        return cast
+    warnings.warn(f"WARNING: {name} cannot be safely cast to variable dtype", stacklevel=2)
+    return value
+
+
+def fill_value_for_get(
+    dtype: np.dtype, fill_attribute: Any | None, fill_mode: bool, *, is_primitive: bool = True
+) -> Any | None:
+    """What ``Variable.get_fill_value()`` returns: None when the variable is not pre-filled,
+    else its ``_FillValue`` attribute, else the default as a 0-d array of ``dtype`` (None for
+    non-primitive types)."""
+    if not fill_mode:
+        return None
+    if fill_attribute is not None:
+        return fill_attribute
+    if not is_primitive:
+        return None
+    return np.array(default_fillvals[np.dtype(dtype).str[1:]], dtype)

@@ -1,0 +1,897 @@
+"""``Variable``: a handle on a netCDF variable with netCDF4-python's interface: numpy-like
+orthogonal indexing, unlimited dimensions that grow on write, and the auto mask / scale /
+unsigned / chartostring conversions (reference: netcdf4-api.md §1.5, §2.4–§2.9).
+
+Values travel in three forms: what the engine array holds (the convention's stored form:
+``uint8`` chars in NCZarr v3, ``S<n>`` strings in NCZarr v2, packed records...), the raw netCDF
+values (netCDF4's dtype in the variable's byte order, ``str`` objects for strings), and what the
+user sees after the auto conversions of :mod:`nczarr.api.maskscale`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nczarr.api import attributes as attrs
+from nczarr.api import maskscale
+from nczarr.api.indexing import Key, fit_data, read_key, write_key
+from nczarr.api.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize
+from nczarr.api.types import (
+    CompoundType,
+    EnumType,
+    VLType,
+    _UserType,
+    atomic_of,
+    compound_dtype,
+    dtype_of,
+    string_vltype,
+)
+from nczarr.errors import (
+    ArgumentError,
+    AttributeNotFoundError,
+    DatasetStateError,
+    DataTypeError,
+    SelectionError,
+)
+from nczarr.formats import VariableStorage
+from nczarr.model import AtomicType, Dimension as ModelDimension
+from nczarr.model import Variable as ModelVariable
+from nczarr.model import nodes as model_nodes
+from nczarr.model import resolve_dimension, resolve_type
+
+if TYPE_CHECKING:
+    from nczarr.api.dataset import Dataset
+    from nczarr.api.dimension import Dimension
+
+_COMPRESSIONS = ("zlib", "szip", "zstd", "bzip2", "blosc_lz", "blosc_lz4", "blosc_lz4hc", "blosc_zlib", "blosc_zstd")
+_FILL_AFTER_CREATION = (
+    "_FillValue attribute must be set when variable is created (using fill_value keyword to createVariable)"
+)
+#: Attributes whose value assignment through attribute syntax casts to the variable's type.
+_VALID_ATTRIBUTES = ("missing_value", "valid_min", "valid_max", "valid_range")
+_DEFAULT_CACHE = (16 * 1024 * 1024, 1009, 0.75)
+_UNKNOWN = object()  # a cached value not computed yet
+_KIND_LABEL = {"string": "vlen", "vlen": "vlen", "compound": "compound", "enum": "enum", "opaque": "opaque"}
+
+
+class Variable:
+    """A variable of a group; ``grp.createVariable(...)`` makes one."""
+
+    __slots__ = (
+        "_grp",
+        "_node",
+        "_kind",
+        "_dtype",
+        "_stored_dtype",
+        "_usertype",
+        "_mask",
+        "_scale",
+        "_always_mask",
+        "_chartostring",
+        "_ncstring_attrs",
+        "_conversion",
+        "_contiguous",
+        "_chunk_cache",
+        "_scalar_shape",
+        "_endian",
+        "_dims",
+        "_quantization",
+        "__weakref__",
+    )
+    __orthogonal_indexing__ = True
+
+    def __init__(
+        self,
+        grp: Dataset,
+        name: str,
+        datatype: Any,
+        dimensions: Any = (),
+        compression: str | None = None,
+        zlib: bool = False,
+        complevel: int | None = 4,
+        shuffle: bool = True,
+        szip_coding: str = "nn",
+        szip_pixels_per_block: int = 8,
+        blosc_shuffle: int = 1,
+        fletcher32: bool = False,
+        contiguous: bool = False,
+        chunksizes: Any = None,
+        endian: str = "native",
+        least_significant_digit: int | None = None,
+        significant_digits: int | None = None,
+        quantize_mode: str = "BitGroom",
+        fill_value: Any = None,
+        chunk_cache: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        shared = grp._shared
+        shared.check_writable()
+        from nczarr.api.dataset import _check_name
+
+        _check_name(name)
+        where = f"(variable '{name}', group '{grp.path}')"
+        if name in grp._variables or name in grp._groups:
+            raise DatasetStateError("NetCDF: String match to name in use")
+        type_ref, usertype = _type_ref(grp, datatype, where)
+        _check_classic_type(shared, type_ref)
+        dims = _dimension_nodes(grp, dimensions)
+        if endian not in ("little", "big", "native"):
+            raise ArgumentError(f"'endian' keyword argument must be 'little','big' or 'native', got '{endian}'")
+        _warn_byte_order(datatype, endian)
+        netcdf3 = shared.data_model.startswith("NETCDF3")
+        if netcdf3 and endian != "native":
+            raise DatasetStateError("NetCDF: Attempting netcdf-4 operation on netcdf-3 file")
+        if compression is None and zlib:
+            compression = "zlib"
+        if compression and compression not in _COMPRESSIONS:
+            raise ArgumentError(f"Unsupported value for compression kwarg {where}")
+        if not complevel or not dims or netcdf3:
+            compression = None
+        if compression == "szip":
+            raise ArgumentError(f"szip compression has no Zarr codec (numcodecs has none); use zlib or zstd {where}")
+        chunks = _chunks(dims, contiguous, chunksizes)
+        storage = VariableStorage(
+            chunks=chunks,
+            compression=compression,
+            complevel=int(complevel or 0),
+            shuffle=bool(shuffle) and compression == "zlib",
+            fletcher32=bool(fletcher32) and bool(dims) and not netcdf3,
+            endian=endian,  # type: ignore[arg-type]
+            # netCDF4: variables defined while the dataset's fill mode is off are never filled
+            fill=fill_value is not False and shared.fill_on,
+            blosc_shuffle=blosc_shuffle,
+        )
+        node = ModelVariable(name, type_ref, [_dimension_ref(grp, d) for d in dims])
+        with shared.lock:
+            grp._node.add(node)
+            try:
+                self._bind(grp, node, usertype, endian)
+                self._contiguous = bool(contiguous)
+                self._endian = endian
+                self._set_creation_attributes(fill_value, least_significant_digit, significant_digits, quantize_mode)
+                shared.session.define(node, storage)
+            except BaseException:
+                grp._node.variables.remove(node)
+                raise
+            grp._variables[name] = self
+        if chunk_cache is not None:
+            self._chunk_cache = (int(chunk_cache), *_DEFAULT_CACHE[1:])
+
+    def _set_creation_attributes(
+        self, fill_value: Any, lsd: int | None, significant_digits: int | None, quantize_mode: str
+    ) -> None:
+        node = self._node
+        if fill_value is not None and fill_value is not False:
+            if self._kind in ("compound", "vlen", "opaque"):
+                raise AttributeNotFoundError(f"cannot set _FillValue for {self._kind} variable {node.name!r}")
+            if isinstance(fill_value, str) and fill_value == "default" and self._kind != "string":
+                value: Any = maskscale.default_fill(self._dtype)
+            else:
+                value = fill_value
+            if self._kind == "string":
+                node.add_attribute("_FillValue", AtomicType.STRING, [str(value)])
+            else:
+                array = np.array(value).astype(self._dtype) if self._kind != "char" else np.array(value, "S1")
+                atomic = self._atomic()
+                if atomic is AtomicType.CHAR:
+                    node.add_attribute("_FillValue", AtomicType.CHAR, bytes(array.item()).decode("latin-1") or "\x00")
+                else:
+                    node.add_attribute("_FillValue", atomic, [array.item()])
+        if lsd is not None:
+            node.add_attribute("least_significant_digit", AtomicType.INT64, [int(lsd)])
+        if significant_digits is not None:
+            where = f"(variable '{node.name}', group '{self._grp.path}')"
+            name = check_quantize(quantize_mode, int(significant_digits), self._dtype, where)
+            node.add_attribute(name, AtomicType.INT, [int(significant_digits)])
+
+    @classmethod
+    def _for(cls, grp: Dataset, node: ModelVariable) -> Variable:
+        """The handle of a variable read from a store."""
+        handle = cls.__new__(cls)
+        usertype = None
+        if not isinstance(node.type, AtomicType):
+            found = resolve_type(node.group, node.type)  # type: ignore[arg-type]
+            usertype = _handle_of(grp, found)
+        storage = grp._shared.session.stored.storage.get(node.fqn)
+        handle._bind(grp, node, usertype, storage.endian if storage is not None else "native")
+        handle._contiguous = False
+        # what is stored: a byte order, never 'native'
+        handle._endian = "big" if storage is not None and storage.endian == "big" else sys.byteorder
+        return handle
+
+    def _bind(self, grp: Dataset, node: ModelVariable, usertype: Any, endian: str) -> None:
+        self._grp = grp
+        self._node = node
+        self._usertype = usertype
+        self._mask = self._scale = self._always_mask = self._chartostring = True
+        self._ncstring_attrs = grp._ncstring_attrs
+        self._conversion = None
+        self._quantization: Any = _UNKNOWN
+        self._dims = None
+        self._chunk_cache = _DEFAULT_CACHE
+        self._scalar_shape = None
+        type = node.type
+        if isinstance(type, AtomicType):
+            self._kind = {AtomicType.STRING: "string", AtomicType.CHAR: "char"}.get(type, "atomic")
+            self._dtype = np.dtype(object) if type is AtomicType.STRING else dtype_of(type)
+        elif isinstance(usertype, EnumType):
+            self._kind, self._dtype = "enum", usertype.dtype
+        elif isinstance(usertype, CompoundType):
+            self._kind, self._dtype = "compound", usertype.dtype
+        elif isinstance(usertype, VLType):
+            self._kind, self._dtype = "vlen", usertype.dtype
+        else:
+            self._kind, self._dtype = "opaque", usertype.dtype
+        if endian != "native" and self._dtype.kind in "iuf":
+            self._dtype = self._dtype.newbyteorder(">" if endian == "big" else "<")
+        self._stored_dtype = None
+
+    def _atomic(self) -> AtomicType:
+        type = self._node.type
+        if isinstance(type, AtomicType):
+            return type
+        return self._usertype._node.base  # type: ignore[no-any-return]
+
+    # -- the engine array --------------------------------------------------------------------
+    def _array(self) -> Any:
+        return self._grp._shared.session.array(self._node)
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._node.name
+
+    @property
+    def dtype(self) -> Any:
+        return str if self._kind == "string" else self._dtype
+
+    @property
+    def datatype(self) -> Any:
+        if self._usertype is not None:
+            return self._usertype
+        return string_vltype(self._grp) if self._kind == "string" else self._dtype
+
+    def _dimension_nodes(self) -> list[ModelDimension]:
+        """The variable's dimensions, resolved once: as in netCDF, a variable keeps the
+        dimensions it was defined with (renames included)."""
+        dims = self._dims
+        if dims is None:
+            group = self._node.group
+            dims = [
+                ModelDimension(f"_Anonymous_Dim_{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type]
+                for ref in self._node.dimensions
+            ]
+            self._dims = dims
+        return dims
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self._dimension_nodes())
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(d.size for d in self._dimension_nodes())
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.dimensions)
+
+    @property
+    def mask(self) -> bool:
+        return self._mask
+
+    @property
+    def scale(self) -> bool:
+        return self._scale
+
+    @property
+    def always_mask(self) -> bool:
+        return self._always_mask
+
+    @property
+    def chartostring(self) -> bool:
+        return self._chartostring
+
+    @property
+    def least_significant_digit(self) -> Any:
+        return self.getncattr("least_significant_digit")
+
+    def group(self) -> Dataset:
+        return self._grp
+
+    def get_dims(self) -> tuple[Dimension, ...]:
+        out = []
+        for node in self._dimension_nodes():
+            owner = _group_handle(self._grp, node.group)
+            out.append(owner._dimensions[node.name])
+        return tuple(out)
+
+    def __len__(self) -> int:
+        if not self._node.dimensions:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = np.asarray(self[...])
+        return data if dtype is None else data.astype(dtype)
+
+    # -- switches --------------------------------------------------------------------------
+    def set_auto_chartostring(self, chartostring: bool) -> None:
+        self._chartostring = bool(chartostring)
+        self._conversion = None
+
+    def set_auto_maskandscale(self, maskandscale: bool) -> None:
+        self._mask = self._scale = bool(maskandscale)
+        self._conversion = None
+
+    def set_auto_mask(self, mask: bool) -> None:
+        self._mask = bool(mask)
+        self._conversion = None
+
+    def set_auto_scale(self, scale: bool) -> None:
+        self._scale = bool(scale)
+        self._conversion = None
+
+    def set_always_mask(self, always_mask: bool) -> None:
+        self._always_mask = bool(always_mask)
+        self._conversion = None
+
+    def set_ncstring_attrs(self, ncstring_attrs: bool) -> None:
+        self._ncstring_attrs = bool(ncstring_attrs)
+
+    def use_nc_get_vars(self, use_nc_get_vars: bool) -> None:
+        """Accepted for compatibility: strided reads are always chunk-aligned."""
+
+    def set_collective(self, value: bool) -> None:
+        """Accepted for compatibility: there is no MPI I/O."""
+
+    # -- attributes --------------------------------------------------------------------------
+    def ncattrs(self) -> list[str]:
+        if not self._grp._shared.open:
+            raise AttributeNotFoundError("NetCDF: Not a valid ID")
+        return [a.name for a in self._node.attributes]
+
+    def getncattr(self, name: str, encoding: str = "utf-8") -> Any:
+        self._grp._shared.check_open()
+        attribute = self._node.find_attribute(name)
+        if attribute is None:
+            raise AttributeNotFoundError("NetCDF: Attribute not found")
+        return attrs.to_python(attribute, encoding, char_as_bytes=name == "_FillValue" and self._kind == "char")
+
+    def setncattr(self, name: str, value: Any) -> None:
+        if name == "_FillValue":
+            raise AttributeNotFoundError(_FILL_AFTER_CREATION)
+        self._set_attribute(name, value, force_string=self._ncstring_attrs)
+
+    def setncattr_string(self, name: str, value: Any) -> None:
+        if name == "_FillValue":
+            raise AttributeNotFoundError(_FILL_AFTER_CREATION)
+        self._set_attribute(name, value, force_string=True)
+
+    def setncatts(self, attdict: dict[str, Any]) -> None:
+        for name, value in attdict.items():
+            self.setncattr(name, value)
+
+    # shared with groups: writing, deleting and renaming attributes of a node
+    from nczarr.api.dataset import Dataset as _Owner
+
+    _set_attribute = _Owner._set_attribute
+    delncattr = _Owner.delncattr
+    renameAttribute = _Owner.renameAttribute
+    del _Owner
+
+    @property
+    def _shared(self) -> Any:
+        return self._grp._shared
+
+    def _changed_attribute(self) -> None:
+        self._conversion = None
+        self._quantization = _UNKNOWN
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__") and name != "__dict__":
+            raise AttributeError(name)
+        if name == "__dict__":
+            return {n: self.getncattr(n) for n in self.ncattrs()}
+        return self.getncattr(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        from nczarr.api.dataset import RESERVED
+
+        if name in _SLOTS:
+            object.__setattr__(self, name, value)
+        elif name in RESERVED:
+            raise AttributeNotFoundError(
+                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot rebind. "
+                "Use setncattr instead."
+            )
+        elif name == "_FillValue":
+            raise AttributeNotFoundError(_FILL_AFTER_CREATION)
+        else:
+            shared = self._grp._shared
+            shared.check_open()
+            if shared.session.read_only:
+                raise AttributeNotFoundError("NetCDF: Write to read only")
+            if name in _VALID_ATTRIBUTES and self._kind in ("atomic", "enum"):
+                value = maskscale.cast_valid_attribute(name, value, self._dtype)
+            self.setncattr(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        from nczarr.api.dataset import RESERVED
+
+        if name in RESERVED or name in _SLOTS:
+            raise AttributeNotFoundError(
+                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot delete. "
+                "Use delncattr instead."
+            )
+        self.delncattr(name)
+
+    # -- storage reports ---------------------------------------------------------------------
+    def _storage(self) -> VariableStorage:
+        return self._grp._shared.session.stored.storage.get(self._node.fqn, VariableStorage())
+
+    def filters(self) -> dict[str, Any] | None:
+        if self._grp._shared.data_model.startswith("NETCDF3"):
+            return None
+        storage = self._storage()
+        compression = storage.compression
+        blosc = compression is not None and compression.startswith("blosc")
+        return {
+            "zlib": compression == "zlib",
+            "szip": False,
+            "zstd": compression == "zstd",
+            "bzip2": compression == "bzip2",
+            "blosc": {"compressor": compression, "shuffle": storage.blosc_shuffle} if blosc else False,
+            "shuffle": storage.shuffle,
+            "complevel": storage.complevel if compression else 0,
+            "fletcher32": storage.fletcher32,
+        }
+
+    def chunking(self) -> str | list[int] | None:
+        if self._grp._shared.data_model.startswith("NETCDF3"):
+            return None
+        if self._contiguous:
+            return "contiguous"
+        chunks = self._array().chunks
+        return list(chunks) if self._node.dimensions else "contiguous"
+
+    def endian(self) -> str:
+        return self._endian  # type: ignore[no-any-return]
+
+    def quantization(self) -> tuple[int, str] | None:
+        if self._quantization is _UNKNOWN:
+            self._quantization = None
+            for mode, name in QUANTIZE_ATTRIBUTES.items():
+                attribute = self._node.find_attribute(name)
+                if attribute is not None:
+                    self._quantization = int(attribute.values[0]), mode  # type: ignore[index]
+        return self._quantization  # type: ignore[no-any-return]
+
+    def get_var_chunk_cache(self) -> tuple[int, int, float]:
+        return self._chunk_cache  # type: ignore[return-value]
+
+    def set_var_chunk_cache(self, size: int | None = None, nelems: int | None = None, preemption: float | None = None) -> None:
+        old = self._chunk_cache
+        self._chunk_cache = (
+            old[0] if size is None else int(size),
+            old[1] if nelems is None else int(nelems),
+            old[2] if preemption is None else float(preemption),
+        )
+
+    def get_fill_value(self) -> Any:
+        fill = self._node.find_attribute("_FillValue")
+        return maskscale.fill_value_for_get(
+            self._dtype,
+            None if fill is None else self.getncattr("_FillValue"),
+            self._storage().fill,
+            is_primitive=self._kind in ("atomic", "char"),
+        )
+
+    # -- reading ---------------------------------------------------------------------------
+    def __getitem__(self, elem: Any) -> Any:
+        shared = self._grp._shared
+        shared.check_open()
+        key = read_key(elem, self.shape)
+        raw = self._read(key)
+        return self._decode(raw, key)
+
+    def _read(self, key: Key) -> np.ndarray:
+        """The raw netCDF values of a selection (the variable's dtype, ``str`` objects for
+        strings)."""
+        array = self._array()
+        selection = key.selection
+        if array.ndim != len(selection):  # a scalar stored with shape [1]
+            selection = (0,)
+        stored = array.get_orthogonal_selection(selection)
+        if not isinstance(stored, np.ndarray):  # the engine gives one element as a scalar
+            single = np.empty((), array.dtype)
+            single[()] = stored
+            stored = single
+        return self._from_stored(stored)
+
+    def _from_stored(self, stored: np.ndarray) -> np.ndarray:
+        kind = self._kind
+        if kind == "atomic" or kind == "enum":
+            return stored if stored.dtype == self._dtype else stored.astype(self._dtype)
+        if kind == "char":
+            return stored.view("S1") if stored.dtype != np.dtype("S1") else stored
+        if kind == "string":
+            if stored.dtype.kind == "S":
+                encoding = self._encoding()
+                out = np.empty(stored.shape, object)
+                flat = out.reshape(-1)
+                for i, item in enumerate(stored.reshape(-1)):
+                    flat[i] = item.decode(encoding, "replace")
+                return out
+            return _object_strings(stored, self._encoding())
+        if kind == "compound":
+            if stored.dtype.fields is None:
+                stored = stored.view(compound_dtype(self._grp, self._usertype._node, view=False, packed=True))
+            return stored.astype(self._dtype)
+        if kind == "vlen":
+            base = self._dtype.newbyteorder("<")
+            out = np.empty(stored.shape, object)
+            flat = out.reshape(-1)
+            for i, item in enumerate(stored.reshape(-1)):
+                flat[i] = np.frombuffer(item or b"", base).astype(self._dtype)
+            return out
+        return stored
+
+    def _encoding(self) -> str:
+        attribute = self._node.find_attribute("_Encoding")
+        return str(attrs.to_python(attribute)) if attribute is not None else "utf-8"
+
+    def _decode(self, raw: np.ndarray, key: Key) -> Any:
+        kind = self._kind
+        if kind == "compound" and self._chartostring:
+            view = self._usertype.dtype_view
+            if view != self._dtype:
+                raw = raw.view(view)
+        if kind in ("string", "compound", "opaque", "vlen"):
+            return raw[()] if raw.ndim == 0 else raw
+        return maskscale.decode(raw, self._conversion_rules(), whole_last_axis=self._whole_last_axis(key))
+
+    def _whole_last_axis(self, key: Key) -> bool:
+        """Whether a selection keeps every element of the last axis (in any order): then
+        chars become strings."""
+        if not key.selection or isinstance(key.selection[-1], int):
+            return False
+        return key.counts[-1] == self.shape[-1]
+
+    def _conversion_rules(self) -> maskscale.Conversion:
+        conversion = self._conversion
+        if conversion is None:
+            conversion = maskscale.Conversion(
+                dtype=self._dtype,
+                attributes={n: self.getncattr(n) for n in self.ncattrs()},
+                mask=self._mask,
+                scale=self._scale,
+                always_mask=self._always_mask,
+                chartostring=self._chartostring,
+                fill_mode=self._storage().fill,
+                is_vlen=self._kind == "vlen",
+                is_enum=self._kind == "enum",
+                name=self._node.name,
+            )
+            self._conversion = conversion
+        return conversion
+
+    # -- writing ---------------------------------------------------------------------------
+    def __setitem__(self, elem: Any, data: Any) -> None:
+        shared = self._grp._shared
+        shared.check_writable()
+        if self._kind == "string" and isinstance(data, str) and self._node.dimensions and not _integer_key(elem):
+            raise SelectionError("data can only be assigned to VLEN variables using integer indices")
+        values = self._encode(data)
+        with shared.lock:
+            dims = self._dimension_nodes()
+            shape = tuple(d.size for d in dims)
+            key = write_key(elem, shape, [d.unlimited for d in dims], np.shape(values))
+            if 0 in key.counts:  # netCDF4 writes nothing and grows nothing
+                return
+            if key.grown != shape:
+                for dimension, old, new in zip(dims, shape, key.grown):
+                    if new > old:
+                        shared.session.grow(dimension, new)
+            if np.shape(values) != key.shape:
+                values = fit_data(values, key)
+            quantization = self.quantization()
+            if quantization is not None:
+                values = self._quantized(values, key, *quantization)
+            array = self._array()
+            selection = key.selection
+            if array.ndim != len(selection):
+                selection, values = (0,), np.reshape(values, ())
+            array.set_orthogonal_selection(selection, self._to_stored(values, array.dtype))
+
+    def _encode(self, data: Any) -> np.ndarray:
+        """User data as raw netCDF values (packing, masks, chars, strings, enums checked)."""
+        kind = self._kind
+        if kind == "string":
+            return _strings_in(data)
+        if kind == "vlen":
+            return _vlen_in(data, self._dtype)
+        if kind in ("compound", "opaque"):
+            return np.asarray(data).astype(self._dtype) if kind == "compound" else np.asarray(data)
+        shape = self.shape
+        lsd = self._node.find_attribute("least_significant_digit")
+        values = maskscale.encode(
+            data,
+            self._conversion_rules(),
+            strlen=shape[-1] if shape else None,
+            least_significant_digit=int(lsd.values[0]) if lsd is not None else None,  # type: ignore[index]
+        )
+        if kind == "enum":
+            allowed = {m.value for m in self._usertype._node.members}
+            fill = self._node.find_attribute("_FillValue")
+            if fill is not None:
+                allowed.add(fill.values[0])  # type: ignore[index]
+            if not np.isin(values, list(allowed)).all():
+                raise ArgumentError("trying to assign illegal value to Enum variable")
+        return values
+
+    def _quantized(self, values: np.ndarray, key: Key, digits: int, mode: str) -> np.ndarray:
+        """netcdf-c's quantization, which counts positions in storage order (BitGroom
+        alternates between even and odd ones): reversed axes are quantized in that order."""
+        fill = self._node.find_attribute("_FillValue")
+        fill_value = float(fill.values[0]) if fill is not None else maskscale.default_fill(self._dtype)  # type: ignore[index]
+        kept = [s for s in key.selection if not isinstance(s, int)]
+        flip = tuple(slice(None, None, -1) if isinstance(s, slice) and (s.step or 1) < 0 else slice(None) for s in kept)
+        return quantize(values[flip], digits, mode, fill_value)[flip]
+
+    def _to_stored(self, values: np.ndarray, stored_dtype: np.dtype) -> np.ndarray:
+        kind = self._kind
+        if kind == "char":
+            return values.view(stored_dtype) if stored_dtype != values.dtype else values
+        if kind == "string":
+            if stored_dtype.kind == "S":
+                encoding = self._encoding()
+                return np.array([s.encode(encoding) for s in values.reshape(-1)], stored_dtype).reshape(values.shape)
+            return values
+        if kind == "compound":
+            packed = compound_dtype(self._grp, self._usertype._node, view=False, packed=True)
+            out = values.astype(packed)
+            return out if stored_dtype.fields is not None else out.view(stored_dtype)
+        if kind == "vlen":
+            base = self._dtype.newbyteorder("<")
+            out = np.empty(values.shape, object)
+            flat = out.reshape(-1)
+            for i, item in enumerate(values.reshape(-1)):
+                flat[i] = np.asarray(item).astype(base).tobytes()
+            return out
+        return values
+
+    def assignValue(self, val: Any) -> None:
+        if self._node.dimensions:
+            raise SelectionError("to assign values to a non-scalar variable, use a slice")
+        self[...] = val
+
+    def getValue(self) -> Any:
+        if self._node.dimensions:
+            raise SelectionError("to retrieve values from a non-scalar variable, use slicing")
+        return self[slice(None)]
+
+    # -- pickling and repr ----------------------------------------------------------------
+    def __reduce__(self) -> Any:
+        from nczarr.api.dataset import _reopen
+
+        reopen = self._grp._shared.reopen
+        if reopen is None or not self._grp._shared.open:
+            raise NotImplementedError("Variable is not picklable (only variables of datasets open read-only are)")
+        path = self._grp.path.rstrip("/") + "/" + self.name
+        return (_reopen, (reopen, path))
+
+    def _type_label(self) -> str:
+        if self._kind == "string":
+            return "<class 'str'>"
+        if self._kind in _KIND_LABEL:
+            return f"{_KIND_LABEL[self._kind]}"
+        return str(self._dtype)
+
+    def __repr__(self) -> str:
+        if not self._grp._shared.open:
+            return "<class 'netCDF4.Variable'>\n<closed>"
+        kind = self._kind
+        label = str(self._dtype) if kind in ("atomic", "char") else _KIND_LABEL[kind]
+        lines = ["<class 'netCDF4.Variable'>", f"{label} {self.name}({', '.join(self.dimensions)})"]
+        for name in self.ncattrs():
+            lines.append(f"    {name}: {self.getncattr(name)}")
+        if kind == "string":
+            lines.append("vlen data type: <class 'str'>")
+        elif kind != "atomic" and kind != "char":
+            lines.append(f"{_KIND_LABEL[kind]} data type: {self._dtype}")
+        if self._grp.path != "/":
+            lines.append(f"path = {self._grp.path}")
+        unlimited = [d.name for d in self._dimension_nodes() if d.unlimited]
+        lines.append(f"unlimited dimensions: {', '.join(unlimited)}")
+        lines.append(f"current shape = {self.shape}")
+        if kind in ("atomic", "char"):
+            lines.append(self._filling_line())
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def _filling_line(self) -> str:
+        if not self._storage().fill:
+            return "filling off"
+        if self._node.find_attribute("_FillValue") is not None:
+            return "filling on"
+        default = maskscale.default_fill(self._dtype)
+        if self._dtype.str[1:] in ("i1", "u1"):
+            return f"filling on, default _FillValue of {default} ignored"
+        return f"filling on, default _FillValue of {default} used"
+
+
+_SLOTS = frozenset(Variable.__slots__)
+
+
+# -- creation helpers -----------------------------------------------------------------------
+
+
+def _type_ref(grp: Dataset, datatype: Any, where: str) -> tuple[Any, Any]:
+    """The model type reference of a ``createVariable`` datatype, and its user-type handle."""
+    if isinstance(datatype, _UserType):
+        node = datatype._node
+        group_node = grp._node
+        ref = node.name if resolve_type(group_node, node.name) is node else node.fqn
+        return ref, datatype
+    try:
+        is_complex = datatype is not str and datatype != "c" and np.dtype(datatype).kind == "c"
+    except TypeError:
+        is_complex = False
+    if is_complex:
+        raise ArgumentError(f"complex data types need auto_complex=True, which nczarr does not support {where}")
+    return atomic_of(datatype, where), None
+
+
+def _warn_byte_order(datatype: Any, endian: str) -> None:
+    """netCDF4 warns when a datatype's byte order is not the one ``endian`` asks for (and uses
+    ``endian``)."""
+    try:
+        order = np.dtype(datatype).byteorder
+    except TypeError:
+        return
+    native = "<" if sys.byteorder == "little" else ">"
+    asked = {"native": native, "little": "<", "big": ">"}[endian]
+    if order != "|" and (native if order == "=" else order) != asked:
+        warnings.warn("endian-ness of dtype and endian kwarg do not match, using endian kwarg", stacklevel=4)
+
+
+def _check_classic_type(shared: Any, type_ref: Any) -> None:
+    if not shared.classic:
+        return
+    if type_ref is AtomicType.STRING:
+        raise ArgumentError(
+            "Variable length strings are only supported for the NETCDF4 format. For NETCDF4_CLASSIC, "
+            "NETCDF3_CLASSIC, NETCDF3_64BIT_OFFSET or NETCDF3_64BIT_DATA formats, use 'S1' dtype arrays "
+            "and convert to strings using the stringtochar and chartostring functions."
+        )
+    if isinstance(type_ref, AtomicType) and not type_ref.in_classic_model and shared.data_model != "NETCDF3_64BIT_DATA":
+        if shared.data_model == "NETCDF4_CLASSIC":
+            raise DatasetStateError("NetCDF: Attempting netcdf-4 operation on strict nc3 netcdf-4 file")
+        raise DatasetStateError("NetCDF: Not a valid data type or _FillValue type mismatch")
+
+
+def _dimension_nodes(grp: Dataset, dimensions: Any) -> list[ModelDimension]:
+    """The dimensions a ``createVariable`` names (by name, searched up the groups, or as
+    Dimension handles)."""
+    from nczarr.api.dimension import Dimension
+
+    if isinstance(dimensions, (str, Dimension)):
+        dimensions = (dimensions,)
+    out = []
+    for item in dimensions or ():
+        if isinstance(item, Dimension):
+            out.append(item._node)
+            continue
+        found = resolve_dimension(grp._node, item) if isinstance(item, str) and not item.startswith("/") else None
+        if found is None and isinstance(item, str) and item.startswith("/"):
+            found = resolve_dimension(grp._node, item)
+        if found is None:
+            raise ArgumentError(f"cannot find dimension {item} in this group or parent groups")
+        out.append(found)
+    return out
+
+
+def _dimension_ref(grp: Dataset, node: ModelDimension) -> str:
+    return node.name if resolve_dimension(grp._node, node.name) is node else node.fqn
+
+
+def _chunks(dims: list[ModelDimension], contiguous: bool, chunksizes: Any) -> tuple[int, ...] | None:
+    if contiguous:
+        if chunksizes is not None:
+            raise ArgumentError("cannot specify chunksizes for a contiguous dataset")
+        if any(d.unlimited for d in dims):
+            raise DatasetStateError("NetCDF: Invalid argument (a contiguous variable cannot have an unlimited dimension)")
+        return tuple(max(1, d.size) for d in dims) if dims else None
+    if chunksizes is None:
+        return None
+    chunks = tuple(int(c) for c in chunksizes)
+    if len(chunks) != len(dims):
+        raise ArgumentError("chunksizes must be a sequence with the same length as dimensions")
+    for chunk, dim in zip(chunks, dims):
+        if not dim.unlimited and chunk > dim.size:
+            raise ArgumentError("chunksize cannot exceed dimension size")
+        if chunk < 1:
+            raise ArgumentError(f"chunk sizes must be positive, got {list(chunks)}")
+    return chunks
+
+
+def _handle_of(grp: Dataset, node: model_nodes.UserType | None) -> Any:
+    owner = _group_handle(grp, node.group if node is not None else None)
+    return owner._types[node.name]  # type: ignore[union-attr]
+
+
+def _group_handle(grp: Dataset, node: Any) -> Dataset:
+    """The group handle of a model group, found from any handle of the same dataset."""
+    from nczarr.api.dataset import _root
+
+    root = _root(grp)
+    if node is None or node.parent is None:
+        return root
+    names = []
+    while node.parent is not None:
+        names.append(node.name)
+        node = node.parent
+    handle = root
+    for name in reversed(names):
+        handle = handle._groups[name]
+    return handle
+
+
+def _integer_key(elem: Any) -> bool:
+    """Whether a key is made of integers only (numpy ints and integral floats count)."""
+    items = elem if isinstance(elem, tuple) else (elem,)
+    return all(
+        isinstance(i, (int, np.integer)) or isinstance(i, (float, np.floating)) and float(i).is_integer()
+        for i in items
+    )
+
+
+def _object_strings(stored: np.ndarray, encoding: str) -> np.ndarray:
+    out = stored if stored.dtype == object else stored.astype(object)
+    if any(isinstance(s, bytes) for s in out.reshape(-1)[:1]):
+        out = np.array([s.decode(encoding, "replace") for s in out.reshape(-1)], object).reshape(out.shape)
+    return out
+
+
+def _strings_in(data: Any) -> np.ndarray:
+    """Assigned data for a string variable as an object array of str."""
+    if isinstance(data, np.ma.MaskedArray):
+        raise DataTypeError("masked arrays cannot be assigned to VLEN str variable slices")
+    if isinstance(data, (str, bytes)):
+        return np.array(data if isinstance(data, str) else data.decode(), object)
+    array = np.asarray(data)
+    if array.dtype.kind not in "USO":
+        raise DataTypeError("only numpy string, unicode or object arrays can be assigned to VLEN str var slices")
+    out = np.empty(array.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(array.reshape(-1)):
+        flat[i] = item.decode() if isinstance(item, bytes) else str(item)
+    return out
+
+
+def _vlen_in(data: Any, dtype: np.dtype) -> np.ndarray:
+    """Assigned data for a vlen variable as an object array of 1-D arrays."""
+    array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
+    if array.dtype != object:
+        single = np.empty((), object)
+        single[()] = array
+        return single
+    out = np.empty(array.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(array.reshape(-1)):
+        item = np.asarray(item)
+        if item.dtype != dtype:
+            raise DataTypeError(f"vlen data must be arrays of {dtype}, got {item.dtype}")
+        flat[i] = item
+    return out
