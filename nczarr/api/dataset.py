@@ -468,6 +468,11 @@ class Dataset:
             raise DatasetStateError(_NAME_IN_USE)
         with shared.lock:
             self._node.add(node)
+            problems = shared.session.convention.problems(shared.session.dataset)
+            if problems:
+                self._node.types.remove(node)
+                # netCDF4 on NCZarr raises RuntimeError for user types
+                raise DatasetStateError(f"{node.kind} {node.name!r}: " + "; ".join(problems))
             bind(handle, self, node)
             self._types[node.name] = handle
 
