@@ -185,7 +185,7 @@ class Dataset:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
         self._load()
-        weakref.finalize(self, shared.close)
+        weakref.finalize(self, _close_at_exit, shared)
 
     # -- construction of handles ----------------------------------------------------------
     def _bind(self, shared: _Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
@@ -657,6 +657,15 @@ _SLOTS = frozenset(
         "_keepweakref", "_ncstring_attrs",
     }
 )
+
+
+def _close_at_exit(shared: _Shared) -> None:
+    """Close a dataset dropped without close() (as netCDF4 does); there is no caller to
+    raise to, so a failure is logged."""
+    try:
+        shared.close()
+    except Exception:
+        log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
 
 
 def _root(group: Dataset) -> Dataset:

@@ -168,6 +168,15 @@ class ChunkWriter:
         self.write(cache.take_dirty())
 
 
+def _flush_at_exit(writer: ChunkWriter, cache: ChunkCache, path: str) -> None:
+    """Write an array's dirty chunks when it is collected or the interpreter exits; there is
+    no caller to raise to, so a failure is logged."""
+    try:
+        writer.flush(cache)
+    except Exception:
+        log.exception("could not write the cached chunks of array %r", path or "/")
+
+
 class Array(Node):
     """A Zarr array (v2 or v3) in a store. Indexing is orthogonal, as in netCDF4 and
     zarr-python's ``oindex``; results are numpy arrays."""
@@ -188,7 +197,7 @@ class Array(Node):
         self._cache = ChunkCache(cache_bytes)
         self._writer = ChunkWriter(store, self._pipeline, write_empty_chunks)
         # Dirty chunks reach the store even if the caller forgets flush().
-        self._finalizer = weakref.finalize(self, self._writer.flush, self._cache)
+        self._finalizer = weakref.finalize(self, _flush_at_exit, self._writer, self._cache, path)
 
     # -- description ---------------------------------------------------------------------
     @property
