@@ -15,6 +15,7 @@ import math
 import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +40,8 @@ from nczarr.zarr.metadata import (
     ZATTRS,
     ZGROUP,
     ZMETADATA,
+    ArrayMetadata,
+    ArrayMetadataV3,
     GroupMetadataV3,
     dump_json,
     make_consolidated_v3,
@@ -571,6 +574,16 @@ def storage_from_chain(
 
 #: netcdf-c's DEFAULT_CHUNK_SIZE in the CMake build of the wheel (§2.11.2).
 NETCDF_CHUNK_BYTES = 16_777_216
+
+
+def keep_chunk_keys(metadata: ArrayMetadata, stored: ArrayMetadata | None) -> ArrayMetadata:
+    """The metadata computed for an array that is already stored keeps the stored chunk key
+    encoding: the keys name the chunks there (another writer may have chosen another one)."""
+    if stored is None or stored.zarr_format != metadata.zarr_format:
+        return metadata
+    if isinstance(metadata, ArrayMetadataV3):
+        return replace(metadata, chunk_key_encoding=stored.chunk_key_encoding, separator=stored.separator)  # type: ignore[union-attr]
+    return replace(metadata, dimension_separator=stored.dimension_separator)  # type: ignore[union-attr]
 
 
 def chunks_for(

@@ -279,7 +279,7 @@ class Nczarr(Convention):
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
                 plan = self.plan(variable, resolver)
-                metadata = _array_metadata(plan, storage)
+                metadata = c.keep_chunk_keys(_array_metadata(plan, storage), stored.arrays.get(variable.fqn))
                 attrs, types = _attributes(variable, group, resolver)
                 array_info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
                 if plan.nczarr_type is not None:
@@ -312,6 +312,9 @@ def _array_metadata(plan: ArrayPlanV3, storage: VariableStorage) -> ArrayMetadat
         codecs=codecs,
         dimension_names=[d.name for d in plan.dimensions] if shape else None,
         string_kind=plan.string_kind,
+        # flat chunk keys (c.0.1): nested ones cost two directories per chunk when records
+        # are appended one at a time
+        dimension_separator=".",
     )
     assert isinstance(metadata, ArrayMetadataV3)
     return metadata

@@ -257,7 +257,7 @@ class PureZarr(Convention):
             out |= {c.join_path(path, k): v for k, v in node.documents().items()}
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
-                metadata = self._metadata(variable, storage, resolver)
+                metadata = c.keep_chunk_keys(self._metadata(variable, storage, resolver), stored.arrays.get(variable.fqn))
                 attrs = _attributes(variable)
                 fill = variable.find_attribute("_FillValue")
                 if self.zarr_format == 3 and fill is not None and isinstance(fill.type, AtomicType):

@@ -54,6 +54,8 @@ class Session:
         # whether the store holds a consolidated copy that the next change must drop first
         self._copy_stored = stored is not None and stored.consolidated
         self._arrays: dict[str, Array] = {}
+        # by id() of an unlimited dimension: the arrays (FQN, axes) that grow with it
+        self._users: dict[int, list[tuple[str, list[int]]]] = {}
 
     @property
     def dataset(self) -> Dataset:
@@ -139,6 +141,7 @@ class Session:
         self._define(variable, storage or VariableStorage())
 
     def _define(self, variable: Variable, storage: VariableStorage) -> None:
+        self._users.clear()
         self.stored.storage[variable.fqn] = storage
         self.stored.arrays[variable.fqn] = self.convention.array_metadata(variable, storage)
 
@@ -153,11 +156,14 @@ class Session:
                 f"unlimited dimension {dimension.fqn} cannot shrink from {dimension.size} to {size}"
             )
         dimension.size = size
-        for variable in _variables(self.dataset):
-            axes = [i for i, ref in enumerate(variable.dimensions) if _resolves_to(variable, ref, dimension)]
-            if not axes:
-                continue
-            fqn = variable.fqn
+        users = self._users.get(id(dimension))
+        if users is None:  # appending record by record must not walk the tree each time
+            users = self._users[id(dimension)] = [
+                (variable.fqn, axes)
+                for variable in _variables(self.dataset)
+                if (axes := [i for i, ref in enumerate(variable.dimensions) if _resolves_to(variable, ref, dimension)])
+            ]
+        for fqn, axes in users:
             metadata = self.stored.arrays[fqn]
             shape = list(metadata.shape)
             for axis in axes:
@@ -171,6 +177,7 @@ class Session:
         """Rename a dimension, variable, group or attribute. The data of a variable or group
         moves with it; variables that use a renamed dimension keep using it."""
         self._check_writable()
+        self._users.clear()
         parent = node.parent
         if isinstance(node, (Variable, Group)) and parent is not None:
             old_fqn = node.fqn
@@ -207,6 +214,7 @@ class Session:
     def forget(self, variable: Variable) -> None:
         """Drop the array of a variable removed from the tree (its data is deleted at sync)."""
         fqn = variable.fqn
+        self._users.clear()
         self._arrays.pop(fqn, None)
         self.stored.arrays.pop(fqn, None)
         self.stored.storage.pop(fqn, None)

@@ -34,6 +34,27 @@ def _create_temp(directory: str) -> tuple[int, str]:
             os.makedirs(directory, exist_ok=True)
 
 
+def write_atomic(path: str, value: bytes | bytearray | memoryview) -> None:
+    """Replace ``path`` with ``value`` in one step (see :func:`atomic_open`), with plain
+    system calls: this is the write of every chunk."""
+    fd, temp = _create_temp(os.path.dirname(path))
+    try:
+        view = memoryview(value).cast("B")
+        while view:
+            view = view[os.write(fd, view) :]
+        os.close(fd)
+        fd = -1
+        os.replace(temp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.remove(temp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 @contextmanager
 def atomic_open(path: str) -> Iterator[BinaryIO]:
     """A file to write that replaces ``path`` in one step when the block ends without error.

@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from nczarr.errors import StoreError
-from nczarr.store._files import atomic_open, is_temp_name
+from nczarr.store._files import is_temp_name, write_atomic
 from nczarr.store.base import ByteRange, Store, check_size
 
 #: What opening a key's path raises when there is no file for that key.
@@ -124,8 +124,7 @@ class DirectoryStore(Store):
     # -- writing -------------------------------------------------------------------------
     def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         try:
-            with atomic_open(self._path(key)) as file:
-                file.write(value)
+            write_atomic(self._path(key), value)
         except OSError as exc:
             raise StoreError(f"cannot write {key!r} to {self!r}: {exc}") from exc
 

@@ -44,19 +44,47 @@ def executor() -> ThreadPoolExecutor:
 
 
 def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
-    """Run tasks in the pool (inline when there is only one) and re-raise the first error."""
+    """Run tasks in the pool (inline when there is only one) and re-raise the first error.
+    Many tasks go in a few batches: a pool submission costs more than encoding a small
+    uncompressed chunk."""
     if len(tasks) <= 1:
         return [t() for t in tasks]
     pool = executor()
+    batches = [tasks[i :: _BATCHES] for i in range(min(_BATCHES, len(tasks)))]
     futures = []
-    for i, task in enumerate(tasks):
+    for i, batch in enumerate(batches):
         try:
-            futures.append(pool.submit(task))
+            futures.append(pool.submit(_run_batch, batch))
         except RuntimeError:
             # The pool refuses work once the interpreter exits, but the exit-time flush of
             # dirty chunks must still happen: do the rest here.
-            return [f.result() for f in futures] + [t() for t in tasks[i:]]
-    return [f.result() for f in futures]
+            futures.extend(_Done(_run_batch(b)) for b in batches[i:])
+            break
+    results = [f.result() for f in futures]
+    # batch i holds tasks i, i + n, i + 2n...: put the results back in task order
+    out: list[Any] = [None] * len(tasks)
+    for i, batch_results in enumerate(results):
+        out[i :: len(batches)] = batch_results
+    return out
+
+
+#: How many batches a list of tasks is split into (a few per core, so a slow one does not
+#: hold up the rest).
+_BATCHES = 4 * ((os.cpu_count() or 1) + 2)
+
+
+def _run_batch(batch: list[Callable[[], Any]]) -> list[Any]:
+    return [task() for task in batch]
+
+
+class _Done:
+    """A finished result with a Future's ``result()``."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
 
 
 def build_pipeline(metadata: Any) -> CodecPipeline:

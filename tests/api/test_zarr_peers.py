@@ -113,3 +113,19 @@ def test_default_chunks_for_records_written_one_at_a_time(tmp_path: Path) -> Non
         assert ds.createVariable("v", "f4", ("t", "y", "x")).chunking() == [1, 180, 360]
         assert ds.createVariable("time", "f8", ("t",)).chunking() == [512]
         assert ds.createVariable("c", "f4", ("y", "x"), contiguous=True).chunking() == "contiguous"
+
+
+def test_appending_to_a_store_keeps_its_chunk_keys(tmp_path: Path) -> None:
+    """xarray writes nested chunk keys (c/0/0), nczarr flat ones (c.0.0): a dataset changed
+    through nczarr keeps the keys its chunks are stored under."""
+    path = tmp_path / "x.zarr"
+    xr.Dataset({"v": (("t", "x"), DATA)}).to_zarr(path, zarr_format=3, consolidated=True)
+    with nczarr.Dataset(path, "a") as ds:
+        ds["v"][1, 2] = 100
+        ds.title = "changed"
+    expected = DATA.copy()
+    expected[1, 2] = 100
+    np.testing.assert_array_equal(zarr.open_group(path, mode="r")["v"][:], expected)
+    assert (path / "v" / "c" / "0" / "0").exists() and not (path / "v" / "c.0.0").exists()
+    write(tmp_path / "n.zarr", "NCZARR")
+    assert (tmp_path / "n.zarr" / "tas" / "c.3.0").exists()
