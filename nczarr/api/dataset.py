@@ -23,6 +23,7 @@ from nczarr.api import attributes as attrs
 from nczarr.api.dimension import Dimension
 from nczarr.api.library import FLAGS
 from nczarr.api.location import Location, parse_format, parse_location
+from nczarr.convert import sources
 from nczarr.api.types import CompoundType, EnumType, VLType, bind, handle_for
 from nczarr.errors import (
     ArgumentError,
@@ -160,26 +161,41 @@ class Dataset:
         mode = mode.rstrip("s") or "r"
         if mode == "x":
             mode, clobber = "w", False
-        display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
-        location = parse_location(display)
+        if isinstance(filename, Store):
+            display, location = repr(filename), Location(filename)  # type: ignore[arg-type]
+        else:
+            display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
+            location = parse_location(display)
         convention_name, data_model, model_name = parse_format(format, location)
         reopen = dict(format=format, storage_options=storage_options)
-        store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
-        try:
-            if mode == "w" or not _holds_dataset(store, mode, display):
-                convention = make_convention(convention_name)
-                tree = ModelDataset("", data_model=data_model)
-                session = Session.create(store, tree, convention)
-                disk = _disk_format(convention_name)
+        file_kind = sources.file_kind(location.target)
+        if file_kind is not None and not (mode == "w" and _netcdf_file_target(location)):
+            sources.read_only_file(display, mode)
+            source = sources.open_source(location.target)
+            session: Any = sources.SourceSession(source)
+            tree = source.dataset
+            model_name, disk = source.data_model, ("NETCDF3" if file_kind == "netcdf3" else "HDF5")
+            persist_to = None
+        else:
+            if mode == "w" and _netcdf_file_target(location):
+                store, persist_to = _file_target(location, display, clobber, model_name, format)
             else:
-                convention = detect(store)
-                session = Session.open(store, convention, read_only=mode == "r")
-                tree = session.dataset
-                model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
-                disk = _disk_format(convention.name)
-        except BaseException:
-            store.close()
-            raise
+                store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
+            try:
+                if mode == "w" or not _holds_dataset(store, mode, display):
+                    convention = make_convention(convention_name)
+                    tree = ModelDataset("", data_model=data_model)
+                    session = Session.create(store, tree, convention)
+                    disk = _disk_format(convention_name)
+                else:
+                    convention = detect(store)
+                    session = Session.open(store, convention, read_only=mode == "r")
+                    tree = session.dataset
+                    model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
+                    disk = _disk_format(convention.name)
+            except BaseException:
+                store.close()
+                raise
         shared = _Shared(session, display, model_name, disk, persist_to)
         if mode == "r" and not diskless:
             shared.reopen = dict(reopen, filename=display)
@@ -694,6 +710,8 @@ def _open_store(
     storage_options: dict[str, Any] | None,
 ) -> tuple[Store, Callable[[], None] | None]:
     """The store to work in, and what writes a diskless dataset out at close (if anything)."""
+    if isinstance(location.target, Store):
+        return location.target, None
     if mode == "w" and not clobber and _exists(location, storage_options):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
     if mode == "r" and not location.target.startswith(("memory://",)) and "://" not in location.target:
@@ -726,6 +744,51 @@ def _open_store(
             target.set_many(memory.get_many(list(memory.list())))
         finally:
             target.close()
+
+    return memory, write_out
+
+
+#: File name endings that make mode 'w' write a netCDF file rather than a Zarr store.
+NETCDF_FILE_SUFFIXES = (".nc", ".nc3", ".nc4", ".cdf", ".netcdf")
+
+
+def _netcdf_file_target(location: Location) -> bool:
+    target = location.target
+    return (
+        isinstance(target, str)
+        and "://" not in target
+        and target.lower().endswith(NETCDF_FILE_SUFFIXES)
+        and not os.path.isdir(target)
+    )
+
+
+def _file_target(
+    location: Location, display: str, clobber: bool, model_name: str, format: str
+) -> tuple[Store, Callable[[], None]]:
+    """A netCDF file to write: the dataset is built in memory and written at close as a
+    netCDF-3 file (the NETCDF3_* formats) or a netCDF-4 file (NETCDF4, NETCDF4_CLASSIC)."""
+    if str(format).upper() in ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"):
+        raise ArgumentError(
+            f"{display!r} names a netCDF file; format {format!r} is a Zarr convention: "
+            "give a directory or a .zip path for it"
+        )
+    if not clobber and os.path.exists(location.target):
+        raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
+    if model_name.startswith("NETCDF3"):
+        from nczarr.convert.netcdf3 import write_netcdf3 as write
+    else:
+        from nczarr.convert.hdf5 import require_h5netcdf
+        from nczarr.convert.hdf5 import write_hdf5 as write
+
+        require_h5netcdf()
+    memory = MemoryStore()
+
+    def write_out() -> None:
+        source = sources.zarr_source(memory)
+        try:
+            write(location.target, source, model_name)
+        finally:
+            source.close()
 
     return memory, write_out
 

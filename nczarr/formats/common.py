@@ -43,8 +43,8 @@ from nczarr.zarr.metadata import (
     ArrayMetadata,
     ArrayMetadataV3,
     GroupMetadataV3,
+    consolidated_order,
     dump_json,
-    make_consolidated_v3,
     parse_node,
 )
 
@@ -983,17 +983,32 @@ def _consolidated_documents(root: Mapping[str, dict[str, Any]], zarr_format: int
 def consolidated_copy(documents: Mapping[str, bytes], zarr_format: Literal[2, 3]) -> tuple[str, bytes]:
     """The key and bytes of the document that carries the consolidated metadata of a
     hierarchy's ``documents`` (every node's, by store key): v3 the root ``zarr.json`` with
-    the inline copy, as zarr-python 3 writes it; v2 ``.zmetadata``."""
+    the inline copy, as zarr-python 3 writes it; v2 ``.zmetadata``.
+
+    The documents go in as the bytes they are (parsing and writing every one again cost as
+    much as computing them): for v3 only groups are rewritten, as zarr-python gives each
+    group in the copy an empty copy of its own."""
     if zarr_format == 3:
-        nodes = {
-            key.rpartition("/")[0]: parse_node({ZARR_JSON: value}, key.rpartition("/")[0])
-            for key, value in documents.items()
-            if key != ZARR_JSON
-        }
+        entries = []
+        nodes = sorted(
+            ((key.rpartition("/")[0], value) for key, value in documents.items() if key != ZARR_JSON),
+            key=consolidated_order,
+        )
+        for path, value in nodes:
+            text = value.decode()
+            if b'"node_type": "group"' in value:
+                group = parse_node({ZARR_JSON: value}, path)
+                text = dump_json(replace(group, consolidated={}).to_json()).decode()  # type: ignore[type-var]
+            entries.append(f"{json.dumps(path, ensure_ascii=False)}: {text}")
         root = parse_node({ZARR_JSON: documents[ZARR_JSON]})
         assert isinstance(root, GroupMetadataV3)  # every convention's root is a group
-        return ZARR_JSON, make_consolidated_v3(root, nodes).documents()[ZARR_JSON]
+        copy = '{"kind": "inline", "must_understand": false, "metadata": {' + ", ".join(entries) + "}}"
+        # zarr-python's key order: attributes, zarr_format, consolidated_metadata, node_type
+        rest = root.to_json()
+        head = {"attributes": rest.pop("attributes"), "zarr_format": rest.pop("zarr_format")}
+        text = dump_json(head)[:-1] + b', "consolidated_metadata": ' + copy.encode() + b", " + dump_json(rest)[1:]
+        return ZARR_JSON, text
     # v2 documents go in as written: typed v2 metadata would rewrite netcdf-c's char
     # dtype ">S1" as "|S1", which netcdf-c and nczarr read as a string
-    metadata = {key: loads(documents[key], key) for key in sorted(documents)}
-    return ZMETADATA, dump_json({"metadata": metadata, "zarr_consolidated_format": 1})
+    metadata = ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {documents[key].decode()}" for key in sorted(documents))
+    return ZMETADATA, ('{"metadata": {' + metadata + '}, "zarr_consolidated_format": 1}').encode()

@@ -77,6 +77,10 @@ class Nczarr(Convention):
     name: ClassVar[str] = "NCZARR"
     zarr_format: ClassVar[Literal[2, 3]] = 3
 
+    def __init__(self, *, consolidated: bool = True) -> None:
+        super().__init__(consolidated=consolidated)
+        self._metadata_cache: dict[Any, ArrayMetadataV3] = {}
+
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
         attributes = root_attributes(root_documents)
@@ -250,7 +254,26 @@ class Nczarr(Convention):
         return ArrayPlanV3(type, dimensions, dtype, kind, fill, nczarr_type)
 
     def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:
-        return _array_metadata(self.plan(variable), storage)
+        return self._array_metadata(self.plan(variable), storage)
+
+    def _array_metadata(self, plan: ArrayPlanV3, storage: VariableStorage) -> ArrayMetadataV3:
+        """:func:`_array_metadata`, remembered: a sync computes every array's metadata again,
+        and building it (codecs checked against the data type) costs more than the rest."""
+        key = (
+            plan.dtype.str,
+            repr(plan.fill),
+            tuple((d.name, d.size) for d in plan.dimensions),
+            plan.string_kind,
+            storage,
+            repr(storage.codecs),
+        )
+        cache = self._metadata_cache
+        metadata = cache.get(key)
+        if metadata is None:
+            if len(cache) > 10_000:
+                cache.clear()
+            metadata = cache[key] = _array_metadata(plan, storage)
+        return metadata
 
     def documents(self, stored: StoredDataset) -> dict[str, bytes]:
         dataset = stored.dataset
@@ -279,7 +302,7 @@ class Nczarr(Convention):
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
                 plan = self.plan(variable, resolver)
-                metadata = c.keep_chunk_keys(_array_metadata(plan, storage), stored.arrays.get(variable.fqn))
+                metadata = c.keep_chunk_keys(self._array_metadata(plan, storage), stored.arrays.get(variable.fqn))
                 attrs, types = _attributes(variable, group, resolver)
                 array_info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
                 if plan.nczarr_type is not None:
@@ -289,7 +312,7 @@ class Nczarr(Convention):
                 attrs[c.ARRAY] = array_info
                 if types:
                     attrs[c.ATTRS] = {"attribute_types": types}
-                document = replace(metadata, attributes=attrs).documents()[ZARR_JSON]
+                document = metadata.with_attributes(attrs).documents()[ZARR_JSON]
                 out[c.join_path(c.join_path(path, variable.name), ZARR_JSON)] = document
         return out
 

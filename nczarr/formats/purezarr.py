@@ -269,7 +269,7 @@ class PureZarr(Convention):
                         c.ARRAY_DIMENSIONS: [d.name for d in c.variable_dimensions(variable, resolver)],
                         **attrs,
                     }
-                documents = replace(metadata, attributes=attrs).documents()
+                documents = metadata.with_attributes(attrs).documents()
                 out |= {c.join_path(c.join_path(path, variable.name), k): v for k, v in documents.items()}
         return out
 

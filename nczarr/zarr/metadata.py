@@ -37,6 +37,7 @@ attributes round-trip through zarr-python as floats.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import unicodedata
@@ -159,8 +160,11 @@ class _ArrayCommon(_Node):
         return replace(self, shape=tuple(new_shape))  # type: ignore[type-var]
 
     def with_attributes(self, attrs: Mapping[str, Any]) -> Self:
-        """The same metadata with the attributes replaced."""
-        return replace(self, attributes=dict(attrs))  # type: ignore[type-var]
+        """The same metadata with the attributes replaced (the rest was checked when it was
+        made: writing every array's document calls this, so it is not checked again)."""
+        new = copy.copy(self)
+        _set(new, "attributes", _attributes(attrs))
+        return new
 
 
 def _check_array(meta: Any, chunk_name: str) -> None:
@@ -334,7 +338,7 @@ class GroupMetadataV3(_Node):
                 "must_understand": False,
                 "metadata": {
                     path: _consolidated_entry(node)
-                    for path, node in sorted(self.consolidated.items(), key=_path_order)
+                    for path, node in sorted(self.consolidated.items(), key=consolidated_order)
                 },
             }
         out["node_type"] = "group"
@@ -631,7 +635,7 @@ def make_zmetadata(root: GroupMetadataV2, nodes: Mapping[str, NodeMetadata]) -> 
     """The bytes of a v2 ``.zmetadata`` for ``root`` and ``nodes`` (relative path → v2
     metadata of every descendant), laid out as zarr-python writes it."""
     metadata: dict[str, Any] = {ZGROUP: root.to_json(), ZATTRS: root.attributes}
-    for path, node in sorted(_consolidated_nodes(nodes, 2).items(), key=_path_order):
+    for path, node in sorted(_consolidated_nodes(nodes, 2).items(), key=consolidated_order):
         metadata[f"{path}/{ZATTRS}"] = node.attributes
         metadata[f"{path}/{ZARRAY if node.node_type == 'array' else ZGROUP}"] = node.to_json()
     return dump_json({"metadata": metadata, "zarr_consolidated_format": 1})
@@ -650,7 +654,7 @@ def _consolidated_nodes(nodes: Mapping[str, Any], zarr_format: int) -> dict[str,
     return out
 
 
-def _path_order(item: tuple[str, Any]) -> tuple[int, str]:
+def consolidated_order(item: tuple[str, Any]) -> tuple[int, str]:
     """zarr-python's order of consolidated entries: by depth, then case-folded name."""
     return item[0].count("/"), unicodedata.normalize("NFKC", item[0]).casefold()
 
