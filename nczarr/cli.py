@@ -73,6 +73,59 @@ def _zom_validate(args: argparse.Namespace) -> int:
     return _report(zom.validate(zom.read_document(args.doc)), f"{args.doc} is a valid ZOM document")
 
 
+def _copy(args: argparse.Namespace) -> int:
+    from nczarr.convert.copy import CopyOptions, ProgressBar, copy
+
+    def names(text: str | None) -> tuple[str, ...] | None:
+        return None if text is None else tuple(n.strip() for n in text.split(",") if n.strip())
+
+    options = CopyOptions(
+        kind=args.kind,
+        format=args.format,
+        chunking=args.chunking,
+        deflate=args.deflate,
+        shuffle=args.shuffle,
+        data_variables=names(args.data_variables),
+        variables=names(args.variables),
+        data_groups=names(args.data_groups),
+        groups=names(args.groups),
+        fix_unlimited=args.fix_unlimited,
+        skip_unsupported=args.skip_unsupported,
+        max_memory=args.memory << 20,
+    )
+    bar = ProgressBar(quiet=args.quiet)
+    report = copy(args.src, args.dst, options, progress=bar)
+    bar.finish()
+    for skipped in report.skipped:
+        logging.getLogger("nczarr").warning("left out: %s", skipped)
+    return 0
+
+
+def _add_copy(sub: argparse._SubParsersAction) -> None:
+    copy = sub.add_parser(
+        "copy",
+        help="copy a dataset between netCDF-3, netCDF-4 and every Zarr convention (nccopy's options)",
+        description="SRC and DST are netCDF files (.nc) or Zarr stores (directories, .zip files, URLs).",
+    )
+    copy.add_argument("src")
+    copy.add_argument("dst")
+    copy.add_argument("-k", dest="kind", metavar="KIND", help="output kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model (or 1-5)")
+    for flag, kind in (("-3", "classic"), ("-6", "64-bit offset"), ("-5", "cdf5"), ("-4", "netCDF-4"), ("-7", "netCDF-4 classic model")):
+        copy.add_argument(flag, dest="kind", action="store_const", const=kind, help=f"same as -k '{kind}'")
+    copy.add_argument("--format", metavar="FORMAT", help="Zarr convention of a Zarr target: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2")
+    copy.add_argument("-d", dest="deflate", type=int, metavar="N", help="deflate (zlib) level, 0 for none")
+    copy.add_argument("-s", dest="shuffle", action="store_true", help="add shuffle to deflation")
+    copy.add_argument("-c", dest="chunking", metavar="SPEC", help="chunking: 'dim/N,dim/N,...' or 'var:N,N,...'")
+    copy.add_argument("-u", dest="fix_unlimited", action="store_true", help="make unlimited dimensions fixed")
+    copy.add_argument("-v", dest="data_variables", metavar="VARS", help="data of these variables only (all definitions)")
+    copy.add_argument("-V", dest="variables", metavar="VARS", help="these variables only")
+    copy.add_argument("-g", dest="data_groups", metavar="GROUPS", help="data of variables in these groups only")
+    copy.add_argument("-G", dest="groups", metavar="GROUPS", help="variables of these groups only")
+    copy.add_argument("--skip-unsupported", action="store_true", help="leave out what the target cannot hold instead of refusing")
+    copy.add_argument("-m", "--memory", type=int, default=256, metavar="MB", help="data held in memory at once (default 256 MB)")
+    copy.set_defaults(run=_copy)
+
+
 def _add_zom(sub: argparse._SubParsersAction) -> None:
     zom = sub.add_parser("zom", help="Zarr Object Model documents: export, create, check, validate")
     commands = zom.add_subparsers(dest="zom_command", metavar="ZOM_COMMAND", required=True)
@@ -119,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("file", help="a model-text (.nczm) file")
     validate.set_defaults(run=_validate)
 
+    _add_copy(sub)
     _add_zom(sub)
     return parser
 

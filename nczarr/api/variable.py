@@ -512,11 +512,17 @@ class Variable:
         if array.ndim != len(selection):  # a scalar stored with shape [1]
             selection = (0,)
         stored = array.get_orthogonal_selection(selection)
+        if getattr(array, "raw", False):  # a netCDF file's reader gives netCDF values
+            return np.asarray(stored)
         if not isinstance(stored, np.ndarray):  # the engine gives one element as a scalar
             single = np.empty((), array.dtype)
             single[()] = stored
             stored = single
         return self._from_stored(stored)
+
+    def _raw(self, selection: tuple[slice, ...]) -> np.ndarray:
+        """The raw netCDF values of a hyperslab: no masking, scaling or char conversion."""
+        return self._read(read_key(selection or Ellipsis, self.shape))
 
     def _from_stored(self, stored: np.ndarray) -> np.ndarray:
         kind = self._kind

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import netCDF4
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +17,6 @@ from hypothesis import strategies as st
 from nczarr.api.indexing import Key, fit_data, read_key, write_key
 from nczarr.errors import NCZarrError, SelectionError
 
-netCDF4 = pytest.importorskip("netCDF4")
 
 FILL = -2147483647  # netCDF4's default fill for i4
 READ_SHAPES = [(), (0,), (3,), (4, 3), (2, 0, 3), (3, 2, 4)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import netCDF4
 import numpy as np
 import pytest
 
@@ -23,7 +24,6 @@ import nczarr
 from nczarr.api.multifile import MFDataset, MFTime
 from nczarr.errors import NCZarrError
 
-netCDF4 = pytest.importorskip("netCDF4")
 
 LENGTHS = (3, 0, 4, 2)  # records per member; the second member is empty
 BAD = ("shape", "dtype", "dims", "missing", "nocalendar", "calendar")
@@ -104,12 +104,9 @@ def nc_set(tmp_path_factory: pytest.TempPathFactory) -> tuple:
 
 @pytest.fixture(scope="session")
 def store_set(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    try:
-        from nczarr.api.dataset import Dataset
+    from nczarr.api.dataset import Dataset
 
-        return _write_set(Dataset, tmp_path_factory.mktemp("zarr"), ".zarr")
-    except ImportError as exc:  # the API is assembled piece by piece
-        pytest.skip(f"nczarr's Dataset is not complete yet: {exc}")
+    return _write_set(Dataset, tmp_path_factory.mktemp("zarr"), ".zarr")
 
 
 @pytest.fixture(params=["netCDF4 members", "nczarr stores"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import netCDF4
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,6 @@ from hypothesis import strategies as st
 from nczarr.api.strings import chartostring, stringtoarr, stringtochar
 from nczarr.errors import NCZarrError
 
-netCDF4 = pytest.importorskip("netCDF4")
 
 
 def outcome(f):

@@ -6,6 +6,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+import netCDF4
+import netCDF4.utils as theirs_utils
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,8 +16,6 @@ from hypothesis import strategies as st
 from nczarr import utils
 from nczarr.errors import NCZarrError
 
-netCDF4 = pytest.importorskip("netCDF4")
-theirs_utils = pytest.importorskip("netCDF4.utils")
 
 
 @dataclass

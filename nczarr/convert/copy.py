@@ -1,0 +1,471 @@
+"""``nczarr copy``: any netCDF dataset to any other container, with nccopy's habits.
+
+Sources: netCDF-3 files, netCDF-4 files (h5netcdf extra) and Zarr stores of every
+convention. Targets: the same, chosen by the destination (a ``.nc`` path is a file, anything
+else a Zarr store) and the kind (``-k``) or convention (``--format``). What the target cannot
+hold is found before anything is written (or skipped when asked). Data move in blocks aligned
+to the target's chunks, within a memory budget; the next block is read while the current one
+is written.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import itertools
+import logging
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from nczarr.convert import sources
+from nczarr.errors import ArgumentError, NCZarrError
+from nczarr.formats import VariableStorage
+from nczarr.model import AtomicType, DataModel, Dimension, Group, UserType, Variable, validate
+from nczarr.model import Dataset as ModelDataset
+from nczarr.model import resolve_dimension
+
+log = logging.getLogger(__name__)
+
+#: nccopy's ``-k`` kind names (and netCDF4's format names) by the data model they ask for.
+KINDS = {
+    **dict.fromkeys(("1", "classic", "nc3", "netcdf3_classic"), "NETCDF3_CLASSIC"),
+    **dict.fromkeys(("2", "64-bit offset", "64-bit-offset", "nc6", "netcdf3_64bit_offset", "netcdf3_64bit"), "NETCDF3_64BIT_OFFSET"),
+    **dict.fromkeys(("5", "cdf5", "64-bit data", "64-bit-data", "nc5", "netcdf3_64bit_data"), "NETCDF3_64BIT_DATA"),
+    **dict.fromkeys(("3", "netcdf-4", "netcdf4", "nc4", "enhanced", "hdf5"), "NETCDF4"),
+    **dict.fromkeys(("4", "netcdf-4 classic model", "nc7", "netcdf4_classic", "enhanced-nc3"), "NETCDF4_CLASSIC"),
+}
+#: Bytes per element assumed for strings and vlen data when planning blocks.
+_OBJECT_ITEMSIZE = 64
+
+
+class CopyError(NCZarrError, ValueError):
+    """A copy that cannot be done as asked; nothing was written."""
+
+
+@dataclass(frozen=True)
+class CopyOptions:
+    """nccopy's options. ``kind``: ``-k`` (a kind name or netCDF4 format name); ``format``:
+    the Zarr convention of a Zarr target; ``chunking``: ``-c`` (``dim/n,...`` or
+    ``var:n,n,...``); ``deflate``: ``-d``; ``shuffle``: ``-s``; ``data_variables``: ``-v``
+    (data of these only); ``variables``: ``-V`` (these only); ``data_groups``: ``-g``;
+    ``groups``: ``-G``; ``fix_unlimited``: ``-u``; ``skip_unsupported``: leave out what the
+    target cannot hold instead of refusing; ``max_memory``: the data held at once."""
+
+    kind: str | None = None
+    format: str | None = None
+    chunking: str | None = None
+    deflate: int | None = None
+    shuffle: bool = False
+    data_variables: tuple[str, ...] | None = None
+    variables: tuple[str, ...] | None = None
+    data_groups: tuple[str, ...] | None = None
+    groups: tuple[str, ...] | None = None
+    fix_unlimited: bool = False
+    skip_unsupported: bool = False
+    max_memory: int = 256 << 20
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CopyReport:
+    """What a copy did: bytes of data moved, what was skipped, and how long it took."""
+
+    nbytes: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def copy(
+    src: Any, dst: Any, options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
+) -> CopyReport:
+    """Copy the dataset at ``src`` to ``dst``. ``progress(done, total)`` is told the bytes
+    of data copied so far."""
+    started = time.perf_counter()
+    source = sources.open_source(src, storage_options=options.storage_options or None)
+    try:
+        plan = _plan(source, dst, options)
+        total = sum(_nbytes(v, plan.tree) for v in plan.with_data)
+        done = [0]
+
+        def advance(nbytes: int) -> None:
+            done[0] += nbytes
+            if progress is not None:
+                progress(done[0], total)
+
+        if plan.file_writer is not None:
+            plan.file_writer(dst, _PlannedSource(source, plan), plan.data_model, progress=advance)
+        else:
+            _write_zarr(dst, source, plan, options, advance)
+        return CopyReport(nbytes=done[0], skipped=plan.skipped, seconds=time.perf_counter() - started)
+    finally:
+        source.close()
+
+
+# -- planning -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    tree: ModelDataset
+    storage: dict[str, VariableStorage]
+    data_model: str
+    convention: str | None  # a Zarr target's convention, None for a file target
+    file_writer: Callable[..., None] | None
+    with_data: list[Variable]
+    skipped: list[str]
+
+
+def _plan(source: Any, dst: Any, options: CopyOptions) -> _Plan:
+    tree: ModelDataset = _copy.deepcopy(source.dataset)
+    data_model = _kind(options.kind) if options.kind else None
+    to_file = isinstance(dst, (str, os.PathLike)) and "://" not in os.fspath(dst) and os.fspath(dst).lower().endswith(
+        (".nc", ".nc3", ".nc4", ".cdf", ".netcdf")
+    )
+    if to_file:
+        if options.format:
+            raise CopyError(f"--format {options.format} is a Zarr convention; {os.fspath(dst)!r} names a netCDF file")
+        data_model = data_model or source.data_model
+    else:
+        data_model = data_model or ("NETCDF4_CLASSIC" if source.data_model != "NETCDF4" else "NETCDF4")
+        if data_model.startswith("NETCDF3"):
+            data_model = "NETCDF4_CLASSIC"  # a Zarr dataset in the classic data model
+    _select(tree, options)
+    if options.fix_unlimited:
+        for group in tree.walk():
+            for dimension in group.dimensions:
+                dimension.unlimited = False
+    tree.data_model = DataModel.ENHANCED if data_model == "NETCDF4" else DataModel.CLASSIC
+    storage = {v.fqn: _storage(v, source.storage.get(v.fqn, VariableStorage()), tree, options) for v in _variables(tree)}
+    if to_file:
+        file_writer, check = _file_writer(data_model)
+        convention = None
+    else:
+        from nczarr.formats import convention as make_convention
+
+        file_writer = None
+        convention = (options.format or "NCZARR").upper()
+        target = make_convention(convention)
+
+        def check(dataset: ModelDataset, kind: str) -> list[str]:
+            # the model's checks hold the classic data model's rules
+            errors = [p for p in validate(dataset) if p.severity == "error"]
+            return target.problems(dataset) + [f"{p.fqn}: {p.message}" for p in errors]
+
+    skipped = _resolve_problems(tree, data_model, check, options.skip_unsupported)
+    storage = {fqn: s for fqn, s in storage.items() if _find_variable(tree, fqn) is not None}
+    with_data = [v for v in _variables(tree) if _copies_data(v, options)]
+    return _Plan(tree, storage, data_model, convention, file_writer, with_data, skipped)
+
+
+def _kind(name: str) -> str:
+    kind = KINDS.get(name.strip().lower())
+    if kind is None:
+        raise CopyError(f"unknown output kind {name!r}; use one of {', '.join(sorted(set(KINDS)))}")
+    return kind
+
+
+def _file_writer(data_model: str) -> tuple[Callable[..., None], Callable[[ModelDataset, str], list[str]]]:
+    if data_model.startswith("NETCDF3"):
+        from nczarr.convert.netcdf3 import problems, write_netcdf3
+
+        return write_netcdf3, problems
+    from nczarr.convert import hdf5
+
+    hdf5.require_h5netcdf()
+    return hdf5.write_hdf5, hdf5.problems
+
+
+def _select(tree: ModelDataset, options: CopyOptions) -> None:
+    """Drop the variables ``-V`` and ``-G`` leave out."""
+    for group in tree.walk():
+        for variable in list(group.variables):
+            keep = True
+            if options.variables is not None:
+                keep = _named(variable, options.variables)
+            if options.groups is not None:
+                keep = keep and _in_groups(variable, options.groups)
+            if not keep:
+                group.variables.remove(variable)
+
+
+def _copies_data(variable: Variable, options: CopyOptions) -> bool:
+    if options.data_variables is not None and not _named(variable, options.data_variables):
+        return False
+    return options.data_groups is None or _in_groups(variable, options.data_groups)
+
+
+def _named(variable: Variable, names: tuple[str, ...]) -> bool:
+    return variable.name in names or variable.fqn in names or variable.fqn.lstrip("/") in names
+
+
+def _in_groups(variable: Variable, groups: tuple[str, ...]) -> bool:
+    group = variable.group
+    assert group is not None
+    fqn = group.fqn
+    return any(fqn == g or fqn == "/" + g.strip("/") or g.strip("/") == group.name for g in groups)
+
+
+def _storage(variable: Variable, stored: VariableStorage, tree: ModelDataset, options: CopyOptions) -> VariableStorage:
+    """The target storage of a variable: the source's, with ``-d``, ``-s`` and ``-c``."""
+    storage = stored
+    if options.deflate is not None:
+        level = int(options.deflate)
+        storage = replace(storage, compression="zlib" if level else None, complevel=level, codecs=None)
+    if options.shuffle:
+        storage = replace(storage, shuffle=True, codecs=None)
+    chunks = _chunk_spec(variable, options.chunking) if options.chunking else None
+    if chunks is not None:
+        storage = replace(storage, chunks=chunks)
+    elif storage.chunks is not None and len(storage.chunks) != len(variable.dimensions):
+        storage = replace(storage, chunks=None)
+    return storage
+
+
+def _chunk_spec(variable: Variable, spec: str) -> tuple[int, ...] | None:
+    """nccopy's ``-c``: ``var:n1,n2,...`` for one variable or ``dim/n,...`` per dimension
+    (dimensions not named keep their whole length, unlimited ones 1)."""
+    spec = spec.strip()
+    if ":" in spec:
+        name, _, sizes = spec.partition(":")
+        if not _named(variable, (name,)):
+            return None
+        try:
+            chunks = tuple(int(n) for n in sizes.split(","))
+        except ValueError:
+            raise ArgumentError(f"bad chunk sizes in -c {spec!r}") from None
+        if len(chunks) != len(variable.dimensions):
+            raise ArgumentError(f"-c {spec!r}: {variable.fqn} has {len(variable.dimensions)} dimensions")
+        return chunks
+    per_dim: dict[str, int] = {}
+    for item in spec.split(","):
+        name, slash, size = item.partition("/")
+        if not slash:
+            raise ArgumentError(f"bad chunk spec {item!r} in -c {spec!r}: expected dim/size or var:sizes")
+        try:
+            per_dim[name.strip()] = int(size)
+        except ValueError:
+            raise ArgumentError(f"bad chunk size {size!r} in -c {spec!r}") from None
+    dims = _dimensions(variable)
+    if not dims or not any(d.name in per_dim for d in dims):
+        return None
+    return tuple(per_dim.get(d.name, 1 if d.unlimited else max(1, d.size)) or max(1, d.size) for d in dims)
+
+
+def _resolve_problems(
+    tree: ModelDataset, data_model: str, check: Callable[[ModelDataset, str], list[str]], skip: bool
+) -> list[str]:
+    """The problems the target has with ``tree``: an error listing them all, or (``skip``)
+    the nodes they name removed and listed."""
+    skipped: list[str] = []
+    for _ in range(8):
+        problems = check(tree, data_model)
+        if not problems:
+            return skipped
+        if not skip:
+            raise CopyError(
+                f"the target ({data_model}) cannot hold {len(problems)} thing(s) of the source; "
+                "nothing was written (use --skip-unsupported to leave them out):\n  " + "\n  ".join(problems)
+            )
+        removed = [p for p in problems if _remove(tree, p.partition(": ")[0])]
+        if not removed:
+            raise CopyError("cannot leave out what the target cannot hold:\n  " + "\n  ".join(problems))
+        skipped.extend(removed)
+    raise CopyError("cannot leave out what the target cannot hold")
+
+
+def _remove(tree: ModelDataset, fqn: str) -> bool:
+    """Remove the node named by a problem's FQN (a group, variable, type or attribute)."""
+    owner_fqn, colon, attribute = fqn.partition(":")
+    for group in tree.walk():
+        if colon:
+            owners: list[Any] = [group, *group.variables]
+            for owner in owners:
+                if owner.fqn == (owner_fqn or "/"):
+                    found = [a for a in owner.attributes if a.fqn == fqn]
+                    for a in found:
+                        owner.attributes.remove(a)
+                    if found:
+                        return True
+            continue
+        for children in (group.variables, group.types, group.groups, group.dimensions):
+            for node in list(children):
+                if node.fqn == fqn:
+                    children.remove(node)
+                    if isinstance(node, UserType):
+                        _drop_users(tree, node)
+                    return True
+    return False
+
+
+def _drop_users(tree: ModelDataset, user_type: UserType) -> None:
+    """Variables and attributes of a removed type go with it."""
+    for group in tree.walk():
+        for variable in list(group.variables):
+            if not isinstance(variable.type, AtomicType) and str(variable.type).split("/")[-1] == user_type.name:
+                group.variables.remove(variable)
+        owners: list[Any] = [group, *group.variables]
+        for owner in owners:
+            owner.attributes = [a for a in owner.attributes if isinstance(a.type, AtomicType)]
+
+
+# -- data ---------------------------------------------------------------------------------
+
+
+class _PlannedSource:
+    """The source as the planned tree shows it: the variables left out of data copying read
+    as their fill value."""
+
+    def __init__(self, source: Any, plan: _Plan) -> None:
+        self._source = source
+        self.dataset = plan.tree
+        self.storage = plan.storage
+        self.data_model = plan.data_model
+        self._with_data = {v.fqn for v in plan.with_data}
+
+    def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
+        original = _find_variable(self._source.dataset, variable.fqn)
+        if variable.fqn in self._with_data and original is not None:
+            return self._source.read(original, selection)
+        raw = self._source.read(original, tuple(slice(0, 0) for _ in selection)) if original is not None else None
+        dtype = raw.dtype if raw is not None else np.dtype("f8")
+        shape = tuple(s.stop - s.start for s in selection)
+        return np.full(shape, _fill_of(variable, dtype), dtype=dtype)
+
+    def close(self) -> None:
+        """The caller closes the wrapped source."""
+
+
+def _fill_of(variable: Variable, dtype: np.dtype) -> Any:
+    from nczarr.api.maskscale import default_fill
+
+    attribute = variable.find_attribute("_FillValue")
+    if attribute is not None:
+        return attribute.values if isinstance(attribute.values, str) else attribute.values[0]
+    if dtype.kind == "O":
+        return ""
+    return default_fill(dtype) if default_fill(dtype) is not None else 0
+
+
+def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]) -> None:
+    from nczarr.api.dataset import Dataset as ApiDataset
+    from nczarr.formats import convention as make_convention
+    from nczarr.formats.session import Session
+    from nczarr.store import open_store
+
+    store = open_store(dst, "w", storage_options=options.storage_options or None)
+    try:
+        Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage).close()
+        target = ApiDataset(store, "r+")
+    except BaseException:
+        store.close()
+        raise
+    with target:
+        target.set_auto_maskandscale(False)
+        target.set_auto_chartostring(False)
+        planned = _PlannedSource(source, plan)
+        reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-copy-read")
+        try:
+            for variable in plan.with_data:
+                handle = target[variable.fqn]
+                blocks = list(_blocks(variable, plan.tree, handle, options.max_memory))
+                # the next block is read while this one is written
+                pending = reading.submit(planned.read, variable, blocks[0]) if blocks else None
+                for i, block in enumerate(blocks):
+                    data = pending.result()  # type: ignore[union-attr]
+                    if i + 1 < len(blocks):
+                        pending = reading.submit(planned.read, variable, blocks[i + 1])
+                    handle[block if block else ...] = data
+                    advance(data.size * _itemsize(data.dtype))
+        finally:
+            reading.shutdown(wait=True)
+
+
+def _blocks(variable: Variable, tree: ModelDataset, handle: Any, max_memory: int) -> Iterator[tuple[slice, ...]]:
+    """Hyperslabs covering the variable, aligned to its chunks, each within a quarter of the
+    memory budget (one being read, one being written, their encoded chunks)."""
+    shape = tuple(d.size for d in _dimensions(variable))
+    if not shape:
+        yield ()
+        return
+    if 0 in shape:
+        return
+    chunks = tuple(min(c, n) for c, n in zip(handle.chunking() if isinstance(handle.chunking(), list) else shape, shape))
+    itemsize = _itemsize(handle._dtype)
+    budget = max(max_memory // 4, itemsize * math.prod(chunks))
+    block = list(chunks)
+    for axis in reversed(range(len(shape))):
+        others = math.prod(block) // block[axis]
+        fits = max(1, budget // (others * itemsize))
+        whole = fits >= shape[axis]
+        block[axis] = shape[axis] if whole else max(chunks[axis], fits // chunks[axis] * chunks[axis])
+        if not whole:
+            break
+    ranges = [range(0, n, b) for n, b in zip(shape, block)]
+    for starts in itertools.product(*ranges):
+        yield tuple(slice(s, min(s + b, n)) for s, b, n in zip(starts, block, shape))
+
+
+def _itemsize(dtype: np.dtype) -> int:
+    return _OBJECT_ITEMSIZE if dtype.hasobject else max(1, dtype.itemsize)
+
+
+def _nbytes(variable: Variable, tree: ModelDataset) -> int:
+    count = math.prod(d.size for d in _dimensions(variable))
+    type = variable.type
+    size = type.size if isinstance(type, AtomicType) and type.size else _OBJECT_ITEMSIZE
+    return count * size
+
+
+def _dimensions(variable: Variable) -> list[Dimension]:
+    return [
+        Dimension("", ref) if isinstance(ref, int) else resolve_dimension(variable.group, ref)  # type: ignore[arg-type, misc]
+        for ref in variable.dimensions
+    ]
+
+
+def _variables(tree: Group) -> Iterator[Variable]:
+    for group in tree.walk():
+        yield from group.variables
+
+
+def _find_variable(tree: Group, fqn: str) -> Variable | None:
+    return next((v for v in _variables(tree) if v.fqn == fqn), None)
+
+
+# -- progress -----------------------------------------------------------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; silent elsewhere."""
+
+    def __init__(self, stream: Any = None, *, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = not quiet and getattr(self.stream, "isatty", lambda: False)()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.2 and done < total:
+            return
+        self._last = now
+        fraction = done / total if total else 1.0
+        bar = "#" * int(fraction * 30)
+        self.stream.write(f"\r[{bar:<30}] {fraction:6.1%} {done / 1e6:,.0f} / {total / 1e6:,.0f} MB")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+__all__ = ["KINDS", "CopyError", "CopyOptions", "CopyReport", "ProgressBar", "copy"]

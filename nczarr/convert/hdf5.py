@@ -1,0 +1,659 @@
+"""netCDF-4 files (HDF5 underneath) read and written through h5netcdf, nczarr's optional
+extra ``hdf5``: the tree, storage settings and raw values as netCDF4 shows them."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nczarr.api.types import compound_dtype, dtype_of
+from nczarr.convert.source import DatasetSource
+from nczarr.errors import ArgumentError, DatasetNotFoundError, NCZarrError
+from nczarr.formats import FormatError, VariableStorage
+from nczarr.formats.common import (
+    DEFAULT_FILL,
+    atomic_type_of,
+    canonical_type_ref,
+    fill_attribute,
+    float32,
+    netcdf_chunks,
+    numpy_dtype,
+    raw_fqn,
+)
+from nczarr.model import (
+    AtomicType,
+    CompoundType,
+    Dataset,
+    DataModel,
+    EnumMember,
+    EnumType,
+    Group,
+    OpaqueType,
+    Resolver,
+    UserType,
+    Variable,
+    VlenType,
+    validate,
+)
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'nczarr[hdf5]'"
+#: Attributes netcdf-c keeps for itself (dimension scales, dimension ids, the classic flag).
+HIDDEN = frozenset(
+    {
+        "CLASS",
+        "NAME",
+        "DIMENSION_LIST",
+        "REFERENCE_LIST",
+        "_Netcdf4Dimid",
+        "_Netcdf4Coordinates",
+        "_nc3_strict",
+        "_NCProperties",
+    }
+)
+_NON_COORD = "_nc4_non_coord_"
+# HDF5 filter ids netcdf-c uses.
+_DEFLATE, _SHUFFLE, _FLETCHER32, _SZIP = 1, 2, 3, 4
+_BZIP2, _ZSTD, _BLOSC = 307, 32015, 32001
+#: Blosc compressor codes in the HDF5 filter's parameters, by netCDF4's names.
+_BLOSC_CODES = {"blosc_lz": 0, "blosc_lz4": 1, "blosc_lz4hc": 2, "blosc_zlib": 4, "blosc_zstd": 5}
+_BLOSC_NAMES = {code: name for name, code in _BLOSC_CODES.items()}
+_FILTER_OF = {"bzip2": _BZIP2, "zstd": _ZSTD, **{name: _BLOSC for name in _BLOSC_CODES}}
+# A guess of the bytes one value of a variable-length type takes in memory.
+_VARIABLE_ITEMSIZE = 64
+
+
+class MissingExtraError(NCZarrError, ImportError):
+    """An optional dependency that is not installed."""
+
+
+class Hdf5Error(NCZarrError, OSError):
+    """A file that is not a netCDF-4/HDF5 file, or that h5netcdf could not read."""
+
+
+def require_h5netcdf() -> tuple[Any, Any]:
+    """h5netcdf and h5py, imported on first use; MissingExtraError naming the extra when
+    they are not installed."""
+    try:
+        import h5netcdf
+        import h5py
+    except ImportError as error:
+        raise MissingExtraError(
+            f"netCDF-4/HDF5 files need the optional extra 'hdf5': {INSTALL_HINT}"
+        ) from error
+    return h5netcdf, h5py
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+class Hdf5Reader:
+    """A netCDF-4 file open for reading (a :class:`~nczarr.convert.source.DatasetSource`)."""
+
+    dataset: Dataset
+    storage: dict[str, VariableStorage]
+    data_model: str
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        h5netcdf, self._h5py = require_h5netcdf()
+        self.path = os.fspath(path)
+        if not os.path.exists(self.path):
+            raise DatasetNotFoundError(f"{self.path}: no such file")
+        if not self._h5py.is_hdf5(self.path):
+            raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
+        self._file = self._h5py.File(self.path, "r")
+        try:
+            self._nc = h5netcdf.File(self._file, "r", phony_dims="sort")
+        except Exception as error:
+            self._file.close()
+            raise Hdf5Error(f"{self.path}: h5netcdf cannot read it: {error}") from error
+        classic = "_nc3_strict" in self._file.attrs
+        self.data_model = "NETCDF4_CLASSIC" if classic else "NETCDF4"
+        self.dataset = Dataset(data_model=DataModel.CLASSIC if classic else DataModel.ENHANCED)
+        self.storage = {}
+        #: What the tree and ``storage`` cannot say (szip, unknown filters), by variable FQN.
+        self.unsupported: dict[str, str] = {}
+        self._datasets: dict[str, Any] = {}
+        self._types: dict[int, list[tuple[Any, UserType]]] = {}
+        self._resolver = Resolver()
+        try:
+            self._read_group(self._nc, self.dataset)
+        except Exception:
+            self.close()
+            raise
+
+    def __enter__(self) -> Hdf5Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the file."""
+        if self._file:
+            self._nc.close()
+            self._file.close()
+
+    def _read_group(self, group: Any, node: Group) -> None:
+        h5group = self._file[group.name]
+        dimensions = sorted(group.dimensions.values(), key=lambda d: _dimension_id(h5group, d.name))
+        for dimension in dimensions:
+            node.add_dimension(dimension.name, dimension.size, dimension.isunlimited())
+        self._types[id(node)] = []
+        for name, item in h5group.items():
+            if isinstance(item, self._h5py.Datatype):
+                self._read_type(node, name, item.id)
+        for name, variable in group.variables.items():
+            key = name if name in h5group else _NON_COORD + name
+            h5ds = h5group[key]
+            tid = h5ds.id.get_type()
+            new = node.add_variable(name, self._type_ref(tid, node), variable.dimensions)
+            self._read_attributes(h5ds, new, node)
+            self._datasets[new.fqn] = h5ds
+            self.storage[new.fqn] = self._storage(new, h5ds, tid)
+        self._read_attributes(h5group, node, node)
+        for name, subgroup in group.groups.items():
+            self._read_group(subgroup, node.add_group(name))
+
+    def _read_type(self, group: Group, name: str, tid: Any) -> None:
+        h5t = self._h5py.h5t
+        kind = tid.get_class()
+        new: UserType
+        if kind == h5t.ENUM:
+            members = [
+                EnumMember(tid.get_member_name(i).decode("utf-8"), int(tid.get_member_value(i)))
+                for i in range(tid.get_nmembers())
+            ]
+            new = EnumType(name, self._type_ref(tid.get_super(), group), members)
+        elif kind == h5t.VLEN:
+            new = VlenType(name, self._type_ref(tid.get_super(), group))
+        elif kind == h5t.OPAQUE:
+            new = OpaqueType(name, tid.get_size())
+        elif kind == h5t.COMPOUND:
+            new = CompoundType(name)
+            for i in range(tid.get_nmembers()):
+                member = tid.get_member_type(i)
+                shape: tuple[int, ...] = ()
+                if member.get_class() == h5t.ARRAY:
+                    shape, member = tuple(member.get_array_dims()), member.get_super()
+                new.add_field(tid.get_member_name(i).decode("utf-8"), self._type_ref(member, group), shape)
+        else:
+            raise Hdf5Error(f"{self.path}: type {name!r} has an HDF5 class netCDF-4 does not use")
+        group.add(new)
+        self._types[id(group)].append((tid, new))
+        self._resolver = Resolver()
+
+    def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str:
+        """The netCDF type of an HDF5 type: atomic, or a reference to an equal committed type
+        in ``scope`` or an ancestor (netcdf-c matches them the same way)."""
+        h5t = self._h5py.h5t
+        kind = tid.get_class()
+        if kind == h5t.STRING:
+            return AtomicType.STRING if tid.is_variable_str() or tid.get_size() > 1 else AtomicType.CHAR
+        if kind in (h5t.INTEGER, h5t.FLOAT):
+            found = atomic_type_of(tid.dtype)
+            if found is not None:
+                return found
+        group: Group | None = scope
+        while group is not None:
+            for candidate, node in self._types.get(id(group), ()):
+                if candidate == tid:
+                    return canonical_type_ref(raw_fqn(node), scope, self._resolver)
+            group = group.parent  # type: ignore[assignment]
+        raise Hdf5Error(f"{self.path}: an HDF5 type in {scope.fqn} has no netCDF-4 equivalent")
+
+    def _read_attributes(self, h5obj: Any, owner: Group | Variable, scope: Group) -> None:
+        """The attributes as netcdf-c reads them: a fixed-length string with one value (or
+        none) is char, text in any other shape is string."""
+        for name in h5obj.attrs:
+            if name in HIDDEN:
+                continue
+            attribute = h5obj.attrs.get_id(name)
+            tid = attribute.get_type()
+            empty = attribute.get_space().get_simple_extent_type() == self._h5py.h5s.NULL
+            if tid.get_class() == self._h5py.h5t.STRING:
+                if not tid.is_variable_str() and (empty or attribute.shape == ()):
+                    owner.add_attribute(name, AtomicType.CHAR, "" if empty else _text(h5obj.attrs[name]))
+                else:
+                    texts = [] if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
+                    owner.add_attribute(name, AtomicType.STRING, [_text(t).rstrip("\0") for t in texts])
+                continue
+            type = self._type_ref(tid, scope)
+            values = [] if empty else np.asarray(h5obj.attrs[name]).reshape(-1)
+            owner.add_attribute(name, type, [_model_value(v, type) for v in values])
+
+    def _storage(self, variable: Variable, h5ds: Any, tid: Any) -> VariableStorage:
+        settings: dict[str, Any] = {"complevel": 0}
+        plist = h5ds.id.get_create_plist()
+        for i in range(plist.get_nfilters()):
+            code, _flags, values, filter_name = plist.get_filter(i)
+            if code == _SHUFFLE:
+                settings["shuffle"] = True
+            elif code == _FLETCHER32:
+                settings["fletcher32"] = True
+            elif code in (_DEFLATE, _BZIP2, _ZSTD):
+                settings["compression"] = {_DEFLATE: "zlib", _BZIP2: "bzip2", _ZSTD: "zstd"}[code]
+                settings["complevel"] = int(values[0]) if values else 0
+            elif code == _BLOSC and len(values) >= 7 and values[6] in _BLOSC_NAMES:
+                settings["compression"] = _BLOSC_NAMES[values[6]]
+                settings["complevel"], settings["blosc_shuffle"] = int(values[4]), int(values[5])
+            else:
+                what = "szip" if code == _SZIP else f"HDF5 filter {code} ({filter_name.decode(errors='replace')})"
+                self.unsupported[variable.fqn] = f"{what} compression"
+                log.warning("%s: %s uses %s, which nczarr does not write", self.path, variable.fqn, what)
+        endian = "native"
+        if tid.get_class() in (self._h5py.h5t.INTEGER, self._h5py.h5t.FLOAT):
+            endian = "big" if tid.get_order() == self._h5py.h5t.ORDER_BE else "little"
+        # netcdf-c takes a variable without a user-defined HDF5 fill value as "no fill"
+        fill = plist.fill_value_defined() == self._h5py.h5d.FILL_VALUE_USER_DEFINED
+        chunks = None if h5ds.chunks is None or not variable.dimensions else tuple(h5ds.chunks)
+        return VariableStorage(chunks=chunks, endian=endian, fill=fill, **settings)
+
+    def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
+        """The raw values of ``variable`` in ``selection`` (see ``DatasetSource.read``); the
+        part beyond what the file holds (an unlimited dimension grown by other variables)
+        is the fill value."""
+        h5ds = self._datasets[variable.fqn]
+        dtype = self._numpy_dtype(variable)
+        shape = tuple(s.stop - s.start for s in selection)
+        inner = tuple(slice(min(s.start, n), min(s.stop, n)) for s, n in zip(selection, h5ds.shape))
+        try:
+            if dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
+                data = np.asarray(h5ds.asstr()[inner], dtype=object)
+            else:
+                data = np.asarray(h5ds[inner])
+        except OSError as error:
+            raise Hdf5Error(
+                f"{self.path}: cannot read {variable.fqn}: {error} (an HDF5 filter plugin, e.g. "
+                "from the hdf5plugin package, may be missing)"
+            ) from error
+        if dtype.fields is not None:  # the file's offsets to C alignment, padding zeroed
+            aligned = np.zeros(data.shape, dtype)
+            for name in dtype.names or ():
+                aligned[name] = data[name]
+            data = aligned
+        elif dtype.kind != "O":
+            data = data.view(dtype)
+        if data.shape == shape:
+            return data
+        out = np.empty(shape, dtype)
+        if variable.type is AtomicType.STRING or dtype.kind != "O":
+            out[...] = self._fill(variable, h5ds, dtype)
+        else:  # a vlen: an empty sequence in each element
+            for index in np.ndindex(shape):
+                out[index] = np.array([], self._datasets[variable.fqn].dtype.metadata["vlen"])
+        out[tuple(slice(0, n) for n in data.shape)] = data
+        return out
+
+    def _numpy_dtype(self, variable: Variable) -> np.dtype:
+        type = variable.type
+        if isinstance(type, str):
+            type = self._resolver.type(variable.group, type)  # type: ignore[arg-type,assignment]
+        if type is AtomicType.STRING or isinstance(type, VlenType):
+            return np.dtype(object)
+        if isinstance(type, (AtomicType, EnumType)):  # the file's byte order, no h5py metadata
+            return np.dtype(self._datasets[variable.fqn].dtype.str)
+        if isinstance(type, OpaqueType):
+            return np.dtype(f"V{type.size}")
+        return compound_dtype(None, type, view=False)  # type: ignore[arg-type]
+
+    def _fill(self, variable: Variable, h5ds: Any, dtype: np.dtype) -> Any:
+        if dtype.kind == "O":
+            return ""
+        fill = h5ds.fillvalue
+        return np.asarray(fill).astype(dtype) if dtype.fields is not None else np.asarray(fill).view(dtype)
+
+
+def _dimension_id(h5group: Any, name: str) -> float:
+    """netcdf-c's id of a dimension of this group, which orders them (phony ones last)."""
+    scale = h5group.get(name)
+    return math.inf if scale is None else int(scale.attrs.get("_Netcdf4Dimid", math.inf))
+
+
+def _text(value: Any) -> str:
+    """A text attribute value as the model holds it (bytes that are not UTF-8 kept as
+    surrogate escapes)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def _model_value(value: Any, type: Any) -> Any:
+    """A value read from HDF5 as an attribute value of the model."""
+    if isinstance(value, np.void) and value.dtype.names:
+        return tuple(_model_value(value[name], None) for name in value.dtype.names)
+    if isinstance(value, np.void):
+        return value.tobytes()
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "S":
+            return b"".join(value.ravel().tolist()).decode("utf-8", "surrogateescape")
+        return [_model_value(v, None) for v in value.tolist()] if value.dtype.kind != "O" else [
+            _model_value(v, None) for v in value
+        ]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if type is AtomicType.FLOAT:
+        return float32(value)
+    return value
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+def write_hdf5(
+    path: str | os.PathLike[str],
+    source: DatasetSource,
+    data_model: str = "NETCDF4",
+    *,
+    chunking: Callable[[Variable], tuple[int, ...] | None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    max_memory: int = 64 << 20,
+) -> None:
+    """Write ``source`` as a netCDF-4 file at ``path`` (``data_model`` ``NETCDF4`` or
+    ``NETCDF4_CLASSIC``), its data block by block in at most about ``max_memory`` bytes.
+
+    ``chunking`` may give a variable's chunk shape (None: the source's, else netcdf-c's
+    default when chunks are needed); ``progress`` is called with the number of values of
+    each block written. What h5netcdf cannot write (opaque types, vlens of user types,
+    compounds of user types, filters HDF5 has no plugin for) is refused before anything is
+    written; the file appears only when it is complete."""
+    h5netcdf, h5py = require_h5netcdf()
+    if data_model not in ("NETCDF4", "NETCDF4_CLASSIC"):
+        raise ArgumentError(f"data_model must be 'NETCDF4' or 'NETCDF4_CLASSIC', not {data_model!r}")
+    found = problems(source.dataset, data_model, source.storage)
+    if found:
+        raise FormatError(f"cannot write {os.fspath(path)} as {data_model}:\n  " + "\n  ".join(found))
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        # HDF5 1.8 to 1.10 object formats, as netcdf-c writes, so older readers open the file
+        with h5py.File(temporary, "w", track_order=True, libver=("v108", "v110")) as h5file:
+            nc = h5netcdf.File(h5file, "w", format=data_model)
+            try:
+                _Writer(h5py, h5file, source, chunking, progress, max_memory).write(nc)
+            finally:  # before h5py closes the file h5netcdf writes to
+                nc.close()
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def problems(
+    dataset: Dataset, data_model: str = "NETCDF4", storage: Mapping[str, VariableStorage] | None = None
+) -> list[str]:
+    """What of ``dataset`` (with these storage settings) :func:`write_hdf5` cannot write as
+    ``data_model``, each as ``FQN: why`` (empty when it can write it all)."""
+    _h5netcdf, h5py = require_h5netcdf()
+    found: list[str] = []
+    if data_model == "NETCDF4_CLASSIC":
+        classic = copy.copy(dataset)
+        classic.data_model = DataModel.CLASSIC
+        found += [f"{p.fqn}: {p.message}" for p in validate(classic) if p.severity == "error"]
+    resolver = Resolver()
+    for group in dataset.walk():
+        for tp in group.types:
+            if isinstance(tp, OpaqueType):
+                found.append(f"{tp.fqn}: h5netcdf cannot write opaque types")
+            elif isinstance(tp, VlenType) and not isinstance(tp.base, AtomicType):
+                found.append(f"{tp.fqn}: h5netcdf writes vlen types of atomic types only")
+            elif isinstance(tp, VlenType) and tp.base is AtomicType.STRING:
+                found.append(f"{tp.fqn}: netCDF-4 has no vlen of strings")
+            elif isinstance(tp, CompoundType):
+                for field in tp.fields:
+                    if not isinstance(field.type, AtomicType) or field.type is AtomicType.STRING:
+                        found.append(f"{tp.fqn}: field {field.name!r} is not of a fixed-size atomic type")
+        for variable in group.variables:
+            for ref in variable.dimensions:
+                dimension = None if isinstance(ref, int) else resolver.dimension(group, ref)
+                if dimension is None or resolver.dimension(group, dimension.name) is not dimension:
+                    found.append(f"{variable.fqn}: dimension {ref!r} is not one h5netcdf can name from its group")
+            compression = (storage or {}).get(variable.fqn, VariableStorage()).compression
+            if compression in _FILTER_OF and not h5py.h5z.filter_avail(_FILTER_OF[compression]):
+                found.append(f"{variable.fqn}: HDF5 has no {compression} filter here (install hdf5plugin)")
+    return found
+
+
+class _Writer:
+    """Writes one tree: the structure through h5netcdf, attributes with their exact netCDF
+    types through h5py, then the data block by block."""
+
+    def __init__(
+        self,
+        h5py: Any,
+        h5file: Any,
+        source: DatasetSource,
+        chunking: Callable[[Variable], tuple[int, ...] | None] | None,
+        progress: Callable[[int], None] | None,
+        max_memory: int,
+    ) -> None:
+        self.h5py, self.h5file, self.source = h5py, h5file, source
+        self.chunking, self.progress, self.max_memory = chunking, progress, max_memory
+        self.resolver = Resolver()
+        self.types: dict[str, Any] = {}  # h5netcdf's user types by FQN
+        self.type_paths: dict[str, str] = {}  # their HDF5 paths
+        self.datasets: list[tuple[Variable, Any]] = []
+
+    def write(self, nc: Any) -> None:
+        self._structure(self.source.dataset, nc)
+        for variable, h5ds in self.datasets:
+            self._data(variable, h5ds)
+
+    def _structure(self, group: Group, nc: Any) -> None:
+        for dimension in group.dimensions:
+            nc.dimensions[dimension.name] = None if dimension.unlimited else dimension.size
+            if dimension.unlimited and dimension.size:
+                nc.resize_dimension(dimension.name, dimension.size)
+        for tp in group.types:
+            self.types[tp.fqn] = self._define_type(nc, tp)
+            self.type_paths[tp.fqn] = f"{nc.name.rstrip('/')}/{tp.name}"
+        for variable in group.variables:
+            self._define_variable(nc, variable)
+        self._attributes(self.h5file[nc.name], group, group)
+        for subgroup in group.groups:
+            self._structure(subgroup, nc.create_group(subgroup.name))
+
+    def _define_type(self, nc: Any, tp: UserType) -> Any:
+        if isinstance(tp, EnumType):
+            return nc.create_enumtype(dtype_of(tp.base), tp.name, {m.name: m.value for m in tp.members})  # type: ignore[arg-type]
+        if isinstance(tp, VlenType):
+            return nc.create_vltype(dtype_of(tp.base), tp.name)  # type: ignore[arg-type]
+        return nc.create_cmptype(compound_dtype(None, tp, view=False), tp.name)  # type: ignore[arg-type]
+
+    def _user_type(self, scope: Group, ref: str) -> UserType:
+        found = self.resolver.type(scope, ref)
+        assert found is not None, ref
+        return found
+
+    def _define_variable(self, nc: Any, variable: Variable) -> None:
+        group = variable.group
+        assert group is not None
+        storage = self.source.storage.get(variable.fqn, VariableStorage())
+        dimensions = [self.resolver.dimension(group, ref) for ref in variable.dimensions]  # type: ignore[arg-type]
+        type = variable.type
+        kwargs: dict[str, Any] = {}
+        fill = fill_attribute(variable)
+        if isinstance(type, AtomicType):
+            if type is AtomicType.STRING:
+                dtype: Any = self.h5py.string_dtype()
+            elif type is AtomicType.CHAR:
+                dtype = np.dtype("S1")
+                fill = None if fill is None else fill.encode("utf-8", "surrogateescape")[:1]
+            else:
+                dtype = numpy_dtype(type, "big" if storage.endian == "big" else "little")
+            if fill is None:
+                fill = b"\0" if type is AtomicType.CHAR else DEFAULT_FILL[type]
+        else:
+            tp = self._user_type(group, type)
+            dtype = self.types[tp.fqn]
+            if fill is None and isinstance(tp, CompoundType):
+                fill = np.zeros((), compound_dtype(None, tp, view=False))
+            elif fill is None and isinstance(tp, EnumType):
+                fill = DEFAULT_FILL[tp.base]  # type: ignore[index]
+        if not storage.fill:
+            fill = None
+            kwargs["fill_time"] = "never"
+        if storage.compression == "zlib":
+            kwargs.update(compression="gzip", compression_opts=storage.complevel)
+        elif storage.compression == "zstd" or storage.compression == "bzip2":
+            kwargs.update(compression=_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
+        elif storage.compression is not None:
+            options = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, _BLOSC_CODES[storage.compression])
+            kwargs.update(compression=_BLOSC, compression_opts=options)
+        if storage.shuffle:
+            kwargs["shuffle"] = True
+        if storage.fletcher32:
+            kwargs["fletcher32"] = True
+        chunks = self.chunking(variable) if self.chunking is not None else None
+        chunks = chunks or (storage.chunks if storage.chunks and len(storage.chunks) == len(dimensions) else None)
+        unlimited = [d.unlimited for d in dimensions]  # type: ignore[union-attr]
+        if chunks is None and dimensions and (set(kwargs) - {"fill_time"} or any(unlimited)):
+            itemsize = np.dtype(getattr(dtype, "dtype", dtype)).itemsize
+            chunks = netcdf_chunks([d.size for d in dimensions], unlimited, itemsize)  # type: ignore[union-attr]
+        if chunks:  # HDF5 wants chunks no larger than a fixed dimension
+            chunks = tuple(c if u else max(1, min(c, d.size)) for c, u, d in zip(chunks, unlimited, dimensions))  # type: ignore[union-attr]
+        else:
+            chunks = None
+        # h5netcdf makes these with neither fill value nor filters; they are made again below
+        remade: Any = None
+        if not isinstance(type, AtomicType) and isinstance(self._user_type(group, type), EnumType):
+            remade = self.h5file[self.type_paths[self._user_type(group, type).fqn]]
+        elif type is AtomicType.CHAR and nc.data_model == "NETCDF4_CLASSIC":
+            remade = np.dtype("S1")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # h5netcdf's warnings about enum fill values
+            nc.create_variable(
+                variable.name,
+                tuple(d.name for d in dimensions),  # type: ignore[union-attr]
+                dtype=dtype,
+                fillvalue=None if remade is not None else fill,
+                chunks=chunks,
+                **kwargs,
+            )
+        h5group = self.h5file[nc.name]
+        h5ds = h5group[variable.name if variable.name in h5group else _NON_COORD + variable.name]
+        if remade is not None and variable.name not in {d.name for d in dimensions}:  # type: ignore[union-attr]
+            options = dict(kwargs, fillvalue=fill, chunks=chunks)
+            if any(unlimited):  # h5py would chunk a variable with any maxshape
+                options["maxshape"] = tuple(None if u else n for u, n in zip(unlimited, h5ds.shape))
+            h5ds = _recreate(h5group, h5ds, remade, options)
+        if "_FillValue" in h5ds.attrs:  # h5netcdf's; the source's attributes follow in order
+            del h5ds.attrs["_FillValue"]
+        self._attributes(h5ds, variable, group)
+        self.datasets.append((variable, h5ds))
+
+    def _attributes(self, h5obj: Any, owner: Group | Variable, scope: Group) -> None:
+        h5t, h5s, h5a = self.h5py.h5t, self.h5py.h5s, self.h5py.h5a
+        for attribute in owner.attributes:
+            name, type, values = attribute.name, attribute.type, attribute.values
+            if type is AtomicType.CHAR:
+                raw = str(values).encode("utf-8", "surrogateescape")
+                tid = h5t.C_S1.copy()
+                tid.set_size(max(1, len(raw)))
+                tid.set_strpad(h5t.STR_NULLTERM)
+                created = h5a.create(h5obj.id, name.encode("utf-8"), tid, h5s.create(h5s.SCALAR))
+                created.write(np.array(raw, dtype=f"S{max(1, len(raw))}"), mtype=tid)
+            elif type is AtomicType.STRING:
+                text = np.array(list(values), dtype=self.h5py.string_dtype("utf-8"))
+                h5obj.attrs.create(name, text, shape=text.shape)
+            elif isinstance(type, AtomicType):
+                h5obj.attrs.create(name, np.array(values, dtype=numpy_dtype(type)))
+            else:
+                tp = self._user_type(scope, type)
+                committed = self.h5file[self.type_paths[tp.fqn]]
+                h5obj.attrs.create(name, _user_values(tp, list(values)), dtype=committed)
+
+    def _data(self, variable: Variable, h5ds: Any) -> None:
+        shape = h5ds.shape
+        if math.prod(shape) == 0:
+            return
+        dtype = h5ds.dtype
+        itemsize = _VARIABLE_ITEMSIZE if dtype.kind == "O" else dtype.itemsize
+        for block in _blocks(shape, itemsize, h5ds.chunks, self.max_memory):
+            data = self.source.read(variable, block)
+            base = self.h5py.check_vlen_dtype(dtype)
+            if base is not None and base not in (str, bytes):
+                # h5py would take equal-length sequences for one more dimension
+                values = np.empty(data.shape, dtype)
+                for index, item in np.ndenumerate(data):
+                    values[index] = np.asarray(item, dtype=base)
+                h5ds.write_direct(values, dest_sel=block)
+            else:
+                h5ds[block] = data
+            if self.progress is not None:
+                self.progress(int(np.asarray(data).size))
+
+
+def _recreate(h5group: Any, h5ds: Any, datatype: Any, options: dict[str, Any]) -> Any:
+    """``h5ds`` made again with these creation options (fill value, chunks, filters), its
+    dimension scales and netCDF dimension ids kept."""
+    name = h5ds.name.rsplit("/", 1)[1]
+    scales = [h5ds.dims[i][0] for i in range(h5ds.ndim)]
+    kept = {key: h5ds.attrs[key] for key in ("_Netcdf4Coordinates", "_Netcdf4Dimid") if key in h5ds.attrs}
+    for i, scale in enumerate(scales):
+        h5ds.dims[i].detach_scale(scale)
+    shape = h5ds.shape
+    del h5group[name]
+    new = h5group.create_dataset(name, shape, dtype=datatype, track_order=True, **options)
+    for i, scale in enumerate(scales):
+        new.dims[i].attach_scale(scale)
+    for key, value in kept.items():
+        new.attrs[key] = value
+    return new
+
+
+def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
+    """Model values of a user-typed attribute as an array h5py writes."""
+    if isinstance(tp, EnumType):
+        return np.array(values, dtype=dtype_of(tp.base))  # type: ignore[arg-type]
+    if isinstance(tp, VlenType):
+        array = np.empty(len(values), dtype=object)
+        for i, value in enumerate(values):
+            array[i] = np.array(value, dtype=dtype_of(tp.base))  # type: ignore[arg-type]
+        return array
+    dtype = compound_dtype(None, tp, view=False)  # type: ignore[arg-type]
+    return np.array([_record(v, dtype) for v in values], dtype=dtype)
+
+
+def _record(value: tuple[Any, ...], dtype: np.dtype) -> tuple[Any, ...]:
+    fields = []
+    for item, name in zip(value, dtype.names or ()):
+        field = dtype.fields[name][0]  # type: ignore[index]
+        if isinstance(item, str) and field.base == np.dtype("S1"):
+            item = np.frombuffer(item.encode("utf-8", "surrogateescape").ljust(field.shape[-1], b"\0"), "S1")
+        fields.append(item)
+    return tuple(fields)
+
+
+def _blocks(
+    shape: tuple[int, ...], itemsize: int, chunks: tuple[int, ...] | None, max_memory: int
+) -> Iterator[tuple[slice, ...]]:
+    """Hyperslabs that cover ``shape`` in order, each of about ``max_memory`` bytes at most
+    (never less than one value), whole chunks along the dimension that is split."""
+    block = list(shape)
+    for axis in range(len(shape)):
+        rest = math.prod(block[axis + 1 :]) * itemsize
+        if rest * block[axis] <= max_memory:
+            break
+        count = max(1, max_memory // max(1, rest))
+        if chunks is not None and count >= chunks[axis]:
+            count -= count % chunks[axis]
+        block[axis] = count
+        if count > 1:
+            break
+    starts = [range(0, n, b) for n, b in zip(shape, block)]
+    for corner in np.ndindex(*(len(r) for r in starts)):
+        yield tuple(
+            slice(starts[i][c], min(starts[i][c] + block[i], shape[i])) for i, c in enumerate(corner)
+        )

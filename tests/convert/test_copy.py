@@ -1,0 +1,216 @@
+"""``nczarr copy``: files made by the real netCDF4 and ncgen, copied to each Zarr convention
+and back, compared with the original through netCDF4."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import netCDF4
+import numpy as np
+import pytest
+
+import nczarr
+from nczarr.cli import main
+from nczarr.convert.copy import CopyError, CopyOptions, copy
+
+CONVENTIONS = ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"]
+
+
+def netcdf4_file(path: Path) -> Path:
+    """Every primitive type, strings, chars, groups, two unlimited dims, fills, compression."""
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.title = "matrix"
+        ds.version = np.int16(3)
+        ds.scales = np.array([1.5, 2.5], "f4")
+        ds.createDimension("time", None)
+        ds.createDimension("x", 5)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.units = "days since 2000-01-01"
+        time[:] = np.arange(4) * 0.5
+        for code in ("i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"):
+            v = ds.createVariable(f"v_{code}", code, ("time", "x"), zlib=True, complevel=2, fill_value=np.array(7, code).item())
+            v.long_name = f"a {code}"
+            v[:3] = (np.arange(15) % 50).reshape(3, 5).astype(code)  # one record left as fill
+        c = ds.createVariable("chars", "S1", ("x",))
+        c[:] = np.array(list("hello"), "S1")
+        s = ds.createVariable("names", str, ("x",))
+        s[:] = np.array(["a", "bb", "", "dddd", "é"], object)
+        nofill = ds.createVariable("nofill", "i4", ("x",), fill_value=False)
+        nofill[:] = np.arange(5)
+        g = ds.createGroup("grp")
+        g.createDimension("t2", None)
+        w = g.createVariable("w", "f4", ("t2", "x"), chunksizes=(2, 5), shuffle=True, zlib=True)
+        w[:3] = np.ones((3, 5), "f4")
+        w.units = "m"
+        g.setncattr_string("tags", ["x", "y"])
+    return path
+
+
+def describe(path: Any, *, pure: bool = False) -> dict[str, Any]:
+    """What netCDF4 (or nczarr, for stores) sees: groups, dims, variables, attributes, data.
+
+    ``pure``: as far as pure Zarr keeps it. xarray's convention has no place for netCDF
+    attribute types, unlimited dimensions or the order of dimensions and attributes (the
+    first array that uses a dimension declares it), and a list of strings reads back as the
+    JSON text netcdf-c makes of it."""
+    module = nczarr if not str(path).endswith(".nc") else netCDF4
+    out: dict[str, Any] = {}
+    with module.Dataset(path) as ds:
+        ds.set_auto_maskandscale(False)
+
+        def attrs(owner: Any) -> list[Any]:
+            items = []
+            for name in owner.ncattrs():
+                value = owner.getncattr(name)
+                kind = "" if pure else type(value).__name__ + str(getattr(value, "dtype", ""))
+                value = np.asarray(value).tolist()
+                if pure and isinstance(value, str) and value.startswith("["):
+                    value = json.loads(value)
+                items.append((name, kind, value))
+            return sorted(items) if pure else items
+
+        def walk(group: Any, prefix: str) -> None:
+            dims = [(n, len(d), None if pure else d.isunlimited()) for n, d in group.dimensions.items()]
+            out[prefix or "/"] = {"dims": sorted(dims) if pure else dims, "attrs": attrs(group)}
+            for name, v in group.variables.items():
+                data = v[...]
+                out[f"{prefix}/{name}"] = {
+                    "dtype": str(v.dtype),
+                    "dims": v.dimensions,
+                    "attrs": attrs(v),
+                    "data": np.asarray(data).tolist(),
+                }
+            for name, child in group.groups.items():
+                walk(child, f"{prefix}/{name}")
+
+        walk(ds, "")
+    return out
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return netcdf4_file(tmp_path_factory.mktemp("orig") / "orig.nc")
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_netcdf4_file_to_each_convention_and_back(original: Path, tmp_path: Path, convention: str) -> None:
+    store = tmp_path / "copy.zarr"
+    back = tmp_path / "back.nc"
+    copy(original, store, CopyOptions(format=convention, max_memory=4096))
+    copy(store, back)
+    pure = convention.startswith("ZARR")
+    want = describe(original, pure=pure)
+    assert describe(store, pure=pure) == want
+    assert describe(back, pure=pure) == want
+
+
+CLASSIC_CDL = """netcdf classic {
+dimensions:
+    time = UNLIMITED ;
+    lat = 3 ;
+    name_len = 6 ;
+variables:
+    float temp(time, lat) ;
+        temp:_FillValue = -1.f ;
+        temp:units = "K" ;
+    char station(lat, name_len) ;
+    short flags(lat) ;
+        flags:valid_range = 0s, 10s ;
+    double scalar ;
+// global attributes:
+    :Conventions = "CF-1.8" ;
+data:
+ temp = 1, 2, 3, 4, _, 6 ;
+ station = "alpha", "beta", "gamma" ;
+ flags = 1, 2, 3 ;
+ scalar = 3.5 ;
+}
+"""
+
+
+@pytest.mark.parametrize("kind", ["nc3", "nc6", "nc5"])
+def test_ncgen_netcdf3_files_round_trip(tmp_path: Path, kind: str) -> None:
+    cdl = tmp_path / "classic.cdl"
+    cdl.write_text(CLASSIC_CDL)
+    original = tmp_path / "orig.nc"
+    subprocess.run(["ncgen", "-k", kind, "-o", str(original), str(cdl)], check=True)
+    store, back = tmp_path / "c.zarr", tmp_path / "back.nc"
+    copy(original, store)
+    copy(store, back, CopyOptions(kind={"nc3": "classic", "nc6": "64-bit offset", "nc5": "cdf5"}[kind]))
+    assert describe(back) == describe(original)
+    with netCDF4.Dataset(back) as ds:
+        assert ds.data_model == {"nc3": "NETCDF3_CLASSIC", "nc6": "NETCDF3_64BIT_OFFSET", "nc5": "NETCDF3_64BIT_DATA"}[kind]
+    ncdump = [subprocess.run(["ncdump", str(p)], capture_output=True, text=True, check=True).stdout for p in (original, back)]
+    assert ncdump[0].splitlines()[1:] == ncdump[1].splitlines()[1:]  # the first line names the file
+
+
+def test_what_the_target_cannot_hold_is_refused_before_writing(original: Path, tmp_path: Path) -> None:
+    with pytest.raises(CopyError, match="netCDF-3 has no groups") as info:
+        copy(original, tmp_path / "c.nc", CopyOptions(kind="classic"))
+    assert "nothing was written" in str(info.value)
+    assert not (tmp_path / "c.nc").exists()
+    report = copy(original, tmp_path / "c.nc", CopyOptions(kind="classic", skip_unsupported=True))
+    assert any("/grp" in s for s in report.skipped) and any("/names" in s for s in report.skipped)
+    with netCDF4.Dataset(tmp_path / "c.nc") as ds:
+        assert "grp" not in ds.groups and "names" not in ds.variables and ds["v_i2"][0, 1] == 1
+
+
+def test_variable_and_group_selection(original: Path, tmp_path: Path) -> None:
+    copy(original, tmp_path / "v.zarr", CopyOptions(variables=("time", "v_f4")))
+    with nczarr.Dataset(tmp_path / "v.zarr") as ds:
+        assert list(ds.variables) == ["time", "v_f4"] and ds["v_f4"][1, 1] == 6
+    copy(original, tmp_path / "d.zarr", CopyOptions(data_variables=("time",)))
+    with nczarr.Dataset(tmp_path / "d.zarr") as ds:
+        assert "v_f4" in ds.variables and ds["v_f4"][...].mask.all() and ds["time"][1] == 0.5
+    copy(original, tmp_path / "g.zarr", CopyOptions(groups=("grp",)))
+    with nczarr.Dataset(tmp_path / "g.zarr") as ds:
+        assert not ds.variables and list(ds["grp"].variables) == ["w"]
+
+
+def test_chunking_deflate_and_shuffle_options(original: Path, tmp_path: Path) -> None:
+    copy(original, tmp_path / "c.zarr", CopyOptions(chunking="time/2,x/5", deflate=5, shuffle=True))
+    with nczarr.Dataset(tmp_path / "c.zarr") as ds:
+        v = ds["v_f8"]
+        assert v.chunking() == [2, 5]
+        assert v.filters()["zlib"] and v.filters()["complevel"] == 5 and v.filters()["shuffle"]
+    copy(original, tmp_path / "p.zarr", CopyOptions(chunking="v_f4:1,5"))
+    with nczarr.Dataset(tmp_path / "p.zarr") as ds:
+        assert ds["v_f4"].chunking() == [1, 5]
+
+
+def test_cli_copy_and_its_errors(original: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["copy", str(original), str(tmp_path / "a.zip"), "--format", "NCZARR_V2", "-d", "1"]) == 0
+    with nczarr.Dataset(tmp_path / "a.zip") as ds:
+        assert ds["v_u8"][2, 4] == 14
+    assert main(["copy", str(original), str(tmp_path / "b.nc"), "-3"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("nczarr: error: the target (NETCDF3_CLASSIC) cannot hold") and "/grp" in err
+    assert not (tmp_path / "b.nc").exists()
+    assert main(["copy", str(original), str(tmp_path / "x.zarr"), "-k", "nonsense"]) == 1
+    assert "unknown output kind 'nonsense'" in capsys.readouterr().err
+
+
+def test_nc_files_open_read_only_through_the_api(original: Path, tmp_path: Path) -> None:
+    with nczarr.Dataset(original) as ds:
+        assert ds.disk_format == "HDF5" and ds["grp/w"][0, 0] == 1
+        with pytest.raises(RuntimeError, match="read only"):
+            ds["v_f4"][0, 0] = 1
+    with pytest.raises(OSError, match="read-only"):
+        nczarr.Dataset(original, "a")
+
+
+@pytest.mark.parametrize("fmt", ["NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET", "NETCDF3_64BIT_DATA", "NETCDF4", "NETCDF4_CLASSIC"])
+def test_the_api_writes_real_netcdf_files(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "w.nc"
+    with nczarr.Dataset(path, "w", format=fmt) as ds:
+        ds.createDimension("t", None)
+        ds.createDimension("x", 3)
+        v = ds.createVariable("v", "f4", ("t", "x"), fill_value=-9.0)
+        v.units = "K"
+        v[0:2] = [[1, 2, 3], [4, 5, 6]]
+    with netCDF4.Dataset(path) as ds:
+        assert ds.data_model == fmt and ds["v"].units == "K"
+        assert ds["v"][:].tolist() == [[1, 2, 3], [4, 5, 6]] and ds.dimensions["t"].isunlimited()
