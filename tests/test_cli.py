@@ -58,3 +58,26 @@ def test_the_grammars_ship_with_the_package():
 def test_validate_reports_a_valid_sample():
     result = run("validate", str(SAMPLES / "full.nczm"))
     assert (result.returncode, result.stdout) == (0, f"{SAMPLES / 'full.nczm'}: valid\n")
+
+
+def test_dump_prints_what_ncdump_prints(tmp_path, capsysbinary):
+    import subprocess
+
+    import netCDF4
+
+    path = tmp_path / "d.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("x", 3)
+        v = ds.createVariable("v", "f4", ("x",))
+        v.units = "m"
+        v[:] = [1.5, 2.5, 3.5]
+        ds.title = "dumped"
+    for options in ([], ["-h"], ["-s", "-h"], ["-k"], ["-v", "v"]):
+        assert main(["dump", *options, str(path)]) == 0
+        ours = capsysbinary.readouterr().out.decode()
+        theirs = subprocess.run(["ncdump", *options, str(path)], capture_output=True, text=True, check=True).stdout
+        strip = [line for line in theirs.splitlines() if "_NCProperties" not in line]
+        assert [line for line in ours.splitlines() if "_NCProperties" not in line] == strip, options
+    with nczarr.Dataset(path) as ds:
+        assert ds.tocdl().startswith("netcdf d {") and "v:units" in ds.tocdl()
+        assert "data:" in ds.tocdl(data=True)

@@ -624,6 +624,20 @@ class Dataset:
     def has_szip_filter(self) -> bool:
         return False
 
+    # -- CDL ------------------------------------------------------------------------------
+    def tocdl(self, coordvars: bool = False, data: bool = False, outfile: str | os.PathLike[str] | None = None) -> str | None:
+        """The dataset as CDL, as ``ncdump -sh`` prints it (``-sc`` with ``coordvars``, ``-s``
+        with ``data``); written to ``outfile`` when given."""
+        from nczarr.syntax.cdldump import DumpOptions, dump
+
+        options = DumpOptions(special=True, header_only=not (coordvars or data), coordinates=coordvars)
+        text = "".join(dump(_root(self), options))
+        if outfile is None:
+            return text
+        with open(outfile, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(text)
+        return None
+
     # -- repr -----------------------------------------------------------------------------
     def __repr__(self) -> str:
         if not self._shared.open:

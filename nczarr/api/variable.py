@@ -459,9 +459,10 @@ class Variable:
     def chunking(self) -> str | list[int] | None:
         if self._grp._shared.data_model.startswith("NETCDF3"):
             return None
-        if self._contiguous:
+        array = self._array()
+        if self._contiguous or getattr(array, "contiguous", False):
             return "contiguous"
-        chunks = self._array().chunks
+        chunks = array.chunks
         return list(chunks) if self._node.dimensions else "contiguous"
 
     def endian(self) -> str:

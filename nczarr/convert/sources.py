@@ -94,7 +94,9 @@ class SourceArray:
         self.shape = shape
         self.ndim = len(shape)
         storage = source.storage.get(variable.fqn)
-        self.chunks = storage.chunks if storage is not None and storage.chunks else shape
+        #: a file's variable without chunks is contiguous (netCDF-3, HDF5 contiguous layout)
+        self.contiguous = storage is None or not storage.chunks
+        self.chunks = shape if self.contiguous else storage.chunks
 
     def get_orthogonal_selection(self, selection: tuple[Any, ...]) -> np.ndarray:
         """The values of an orthogonal selection (ints, slices, integer arrays): the bounding

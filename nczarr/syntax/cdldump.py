@@ -1,0 +1,884 @@
+"""CDL out: the text ``ncdump`` (netcdf-c 4.9.0) prints for a dataset, byte for byte.
+
+:func:`dump` walks an open :class:`nczarr.Dataset` (its model tree for the header, its
+variables for the data, read a slab at a time) and yields the lines ncdump would print for a
+netCDF-4 file holding the same tree and values; :func:`kind_text` is ``ncdump -k``.
+
+The virtual attributes of ``-s`` describe the Zarr storage in netCDF-4's terms: a variable
+with dimensions is always ``"chunked"`` (Zarr has no contiguous layout), a scalar is
+``"contiguous"``; compressions netCDF-4 reaches through HDF5 filters are shown as
+``_Filter`` with their registered HDF5 filter ids (zstd 32015, bzip2 307, blosc 32001);
+``_SuperblockVersion``, ``_IsNetcdf4`` and ``_Format`` are what ncdump prints for a netCDF-4
+file of the same data model, so ``-s`` output of a store and of its netCDF-4 copy differ
+only where the layouts differ; ``_NCProperties`` names nczarr.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nczarr.errors import NCZarrError
+from nczarr.model import (
+    AtomicType,
+    Attribute,
+    CompoundType,
+    Dimension,
+    EnumType,
+    Group,
+    OpaqueType,
+    UserType,
+    Variable,
+    VlenType,
+)
+from nczarr.model.resolve import Resolver
+from nczarr.syntax.cdldump_ncml import ncml_lines
+from nczarr.syntax.cdldump_times import TimeAxis, time_axes
+
+__all__ = ["DumpError", "DumpOptions", "dataset_name", "dump", "escape_name", "kind_text"]
+
+
+class DumpError(NCZarrError, ValueError):
+    """An option or a dataset ncdump would refuse (e.g. an unknown ``-v`` name)."""
+
+
+@dataclass(frozen=True)
+class DumpOptions:
+    """ncdump's options: ``-h -c -v -s -k -t -n -p -l -x``."""
+
+    header_only: bool = False
+    coordinates: bool = False
+    variables: tuple[str, ...] | None = None
+    special: bool = False
+    kind: bool = False
+    times: str | None = None  # "t": -t, "i": -i (ISO 8601 "T" separator)
+    name: str | None = None
+    precision: tuple[int | None, int | None] | None = None
+    line_length: int = 80
+    ncml: bool = False
+
+
+_KINDS = {
+    "NETCDF4": "netCDF-4",
+    "NETCDF4_CLASSIC": "netCDF-4 classic model",
+    "NETCDF3_CLASSIC": "classic",
+    "NETCDF3_64BIT_OFFSET": "64-bit offset",
+    "NETCDF3_64BIT_DATA": "cdf5",
+}
+
+#: The netCDF default fill values (netcdf.h), shown as ``_`` in data.
+_DEFAULT_FILL: dict[AtomicType, Any] = {
+    AtomicType.BYTE: -127,
+    AtomicType.SHORT: -32767,
+    AtomicType.INT: -2147483647,
+    AtomicType.FLOAT: float(np.float32(9.9692099683868690e36)),
+    AtomicType.DOUBLE: 9.9692099683868690e36,
+    AtomicType.UBYTE: 255,
+    AtomicType.USHORT: 65535,
+    AtomicType.UINT: 4294967295,
+    AtomicType.INT64: -9223372036854775806,
+    AtomicType.UINT64: 18446744073709551614,
+    AtomicType.STRING: "",
+}
+_ATTR_SUFFIX = {
+    AtomicType.BYTE: "b",
+    AtomicType.SHORT: "s",
+    AtomicType.UBYTE: "UB",
+    AtomicType.USHORT: "US",
+    AtomicType.UINT: "U",
+    AtomicType.INT64: "LL",
+    AtomicType.UINT64: "ULL",
+}
+#: HDF5 filter ids netCDF-4 uses for compressions other than deflate.
+_FILTER_IDS = {"zstd": 32015, "bzip2": 307}
+_BLOSC_ID = 32001
+_BLOSC_CODES = {"blosc_lz": 0, "blosc_lz4": 1, "blosc_lz4hc": 2, "blosc_snappy": 3, "blosc_zlib": 4, "blosc_zstd": 5}
+
+_TIME_SEPARATORS = {"t": " ", "i": "T"}
+_KEYWORDS = frozenset({"variables", "dimensions", "data", "group", "types"})
+_NAME_ESCAPES = re.compile(r"""[ !"#$&'()*,:;<=>?\[\]\\^`{|}~]""")
+_DIGITS = frozenset("0123456789")
+_SLAB_VALUES = 1 << 18  # values read and formatted at a time
+
+
+# -- text -----------------------------------------------------------------------------------
+def escape_name(name: str) -> str:
+    """A name as ncdump prints it: special characters and a leading digit backslashed."""
+    text = _NAME_ESCAPES.sub(r"\\\g<0>", name)
+    return "\\" + text if text[:1] in _DIGITS else text
+
+
+def _byte_table(char_data: bool) -> list[str]:
+    table = []
+    for b in range(256):
+        c = chr(b)
+        if c in "\b\f\n\r\t\v":
+            text = "\\" + "bfnrtv"["\b\f\n\r\t\v".index(c)]
+        elif c in "\\'\"":
+            text = "\\" + c
+        elif b < 0x20 or b == 0x7F or (char_data and b >= 0x80):
+            text = f"\\{b:03o}"
+        else:
+            text = c  # bytes >= 0x80 stay raw: _escape decodes them as UTF-8
+        table.append(text)
+    return table
+
+
+_TEXT_TABLE = _byte_table(False)
+_STRING_DATA_TABLE = list(_TEXT_TABLE)
+_STRING_DATA_TABLE[0x0B] = "\\n"  # ncdump prints \v in string data as \n
+_CHAR_TABLE = _byte_table(True)
+
+
+def _escape(data: bytes, table: list[str]) -> str:
+    """``data`` escaped with ``table``; bytes >= 0x80 left raw come back as UTF-8 text."""
+    text = "".join([table[b] for b in data])
+    if any(b >= 0x80 for b in data) and table is not _CHAR_TABLE:
+        return text.encode("latin-1").decode("utf-8", "surrogateescape")
+    return text
+
+
+def _quoted(data: bytes, table: list[str]) -> str:
+    """Text in double quotes, trailing NULs dropped."""
+    return '"' + _escape(data.rstrip(b"\0"), table) + '"'
+
+
+def _to_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8", "surrogateescape")
+
+
+def _trim(text: str) -> str:
+    """ncdump's ``tztrim``: trailing zeros of the mantissa dropped, the point kept."""
+    mantissa, e, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0")
+    return mantissa + e + exponent
+
+
+def _special_float(x: float, suffix: str) -> str | None:
+    if math.isnan(x):
+        return "NaN" + suffix
+    if math.isinf(x):
+        return ("Infinity" if x > 0 else "-Infinity") + suffix
+    return None
+
+
+# -- the writer with ncdump's single column counter ---------------------------------------
+class _Writer:
+    """Output buffer and the wrapping printer (ncdump's ``lput``)."""
+
+    def __init__(self, line_length: int) -> None:
+        self.parts: list[str] = []
+        self.col = 0
+        self.max = line_length - 2
+        self.indent = 0
+
+    def raw(self, text: str) -> None:
+        self.parts.append(text)
+
+    def put(self, text: str) -> None:
+        n = len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
+        if n + self.col > self.max and n > 2:
+            self.parts.append("\n" + " " * (self.indent + 4))
+            self.col = self.indent + 4
+        self.parts.append(text)
+        self.col += n
+        if text.endswith("\n"):
+            self.col = self.indent
+
+    def put_row(self, values: list[str], last: str) -> None:
+        """Every value but the last as ``"v, "``, the last as ``v + last``."""
+        parts = self.parts
+        col, limit, wrap = self.col, self.max, "\n" + " " * (self.indent + 4)
+        for value in values[:-1]:
+            n = (len(value) if value.isascii() else len(value.encode("utf-8", "surrogateescape"))) + 2
+            if n + col > limit:
+                parts.append(wrap)
+                col = self.indent + 4
+            parts.append(value + ", ")
+            col += n
+        self.col = col
+        self.put(values[-1] + last)
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        self.parts.clear()
+        return text
+
+
+# -- formats ---------------------------------------------------------------------------------
+@dataclass
+class _Formats:
+    float_attr: str = "%#.7g"
+    double_attr: str = "%#.15g"
+    float_data: str = "%.7g"
+    double_data: str = "%.15g"
+
+    @classmethod
+    def of(cls, precision: tuple[int | None, int | None] | None) -> _Formats:
+        formats = cls()
+        if precision is not None:
+            fdig, ddig = precision
+            if fdig is not None:
+                formats.float_attr, formats.float_data = f"%#.{fdig}g", f"%.{fdig}g"
+            if ddig is not None:
+                formats.double_attr, formats.double_data = f"%#.{ddig}g", f"%.{ddig}g"
+        return formats
+
+
+class _Dumper:
+    def __init__(self, dataset: Any, options: DumpOptions, name: str) -> None:
+        self.ds = dataset
+        self.opts = options
+        self.name = name
+        self.tree = dataset._node
+        self.resolver = Resolver()
+        self.formats = _Formats.of(options.precision)
+        self.out = _Writer(options.line_length)
+        self.classic = dataset.data_model != "NETCDF4"
+        self.time_separator = _TIME_SEPARATORS[options.times] if options.times else None
+        self.axes: dict[int, TimeAxis] = {}
+        self.selected = self._selected_variables()
+
+    # -- selection -----------------------------------------------------------------------
+    def _selected_variables(self) -> set[int] | None:
+        if self.opts.variables is None:
+            return None
+        chosen: set[int] = set()
+        for name in self.opts.variables:
+            found = [v for g in self.tree.walk() for v in g.variables if (v.fqn if name.startswith("/") else v.name) == name]
+            if not found:
+                raise DumpError(f"-v: variable {name!r} not found")
+            chosen.update(id(v) for v in found)
+        return chosen
+
+    def _wants_data(self, variable: Variable, group: Group) -> bool:
+        if self.opts.header_only:
+            return False
+        if self.selected is not None and id(variable) not in self.selected:
+            return False
+        return not self.opts.coordinates or self._is_coordinate(variable, group)
+
+    def _is_coordinate(self, variable: Variable, group: Group) -> bool:
+        scope: Group | None = group
+        while scope is not None:
+            if scope.find_dimension(variable.name) is not None:
+                return True
+            scope = scope.parent  # type: ignore[assignment]
+        return False
+
+    # -- names and references --------------------------------------------------------------
+    def _type_name(self, ref: Any, scope: Group) -> str:
+        if isinstance(ref, AtomicType):
+            return ref.value
+        node = self._user_type(ref, scope)
+        if _is_ancestor(node.group, scope):
+            return escape_name(node.name)
+        return _fqn(node)
+
+    def _user_type(self, ref: str, scope: Group) -> UserType:
+        node = self.resolver.type(scope, ref)
+        if node is None:
+            raise DumpError(f"type {ref!r} not found from {scope.fqn}")
+        return node
+
+    def _dim(self, ref: Any, scope: Group) -> Dimension:
+        node = self.resolver.dimension(scope, ref)
+        if node is None:
+            raise DumpError(f"dimension {ref!r} not found from {scope.fqn}")
+        return node
+
+    def _dim_name(self, node: Dimension, scope: Group) -> str:
+        owner = node.group
+        if not _is_ancestor(owner, scope):
+            return _fqn(node)
+        group: Group | None = scope
+        while group is not None and group is not owner:
+            if group.find_dimension(node.name) is not None:
+                return _fqn(node)
+            group = group.parent  # type: ignore[assignment]
+        return escape_name(node.name)
+
+    # -- the whole text -----------------------------------------------------------------------
+    def ncml(self, location: str) -> Iterator[str]:
+        def dimension_names(variable: Variable, group: Group) -> list[str]:
+            return [self._dim(ref, group).name for ref in variable.dimensions]
+
+        return ncml_lines(self.tree, location, dimension_names, self._wants_data, self._ncml_number)
+
+    def _ncml_number(self, type_: AtomicType, value: object) -> str:
+        if type_ is AtomicType.FLOAT:
+            return _trim(self.formats.float_attr % value)
+        if type_ is AtomicType.DOUBLE:
+            return _trim(self.formats.double_attr % value)
+        return str(value)
+
+    def run(self) -> Iterator[str]:
+        self.out.raw(f"netcdf {escape_name(self.name)} {{\n")
+        yield from self._group(self.tree, 0)
+        self.out.raw("}\n")
+        yield self.out.take()
+
+    def _group(self, group: Group, level: int) -> Iterator[str]:
+        out = self.out
+        ind = " " * (2 * level)
+        out.indent = 2 * level
+        if group.types:
+            out.raw(f"{ind}types:\n")
+            for node in group.types:
+                self._type_decl(node, group, ind)
+        if group.dimensions:
+            out.raw(f"{ind}dimensions:\n")
+            for dim in group.dimensions:
+                size = f"UNLIMITED ; // ({dim.size} currently)" if dim.unlimited else f"{dim.size} ;"
+                out.raw(f"{ind}\t{escape_name(dim.name)} = {size}\n")
+        if self.time_separator is not None:
+            self.axes.update(time_axes(group, self.time_separator))
+        if group.variables:
+            out.raw(f"{ind}variables:\n")
+            for variable in group.variables:
+                self._variable_header(variable, group, ind)
+        is_root = group.parent is None
+        if group.attributes or self.opts.special:
+            out.raw(f"\n{ind}// {'global' if is_root else 'group'} attributes:\n")
+            for attribute in group.attributes:
+                self._attribute(attribute, "", group, ind)
+            if self.opts.special and is_root:
+                self._global_specials(ind)
+        yield out.take()
+        if group.variables and not self.opts.header_only:
+            out.raw(f"{ind}data:\n")
+            for variable in group.variables:
+                if self._wants_data(variable, group):
+                    yield from self._data(variable, group, ind)
+        for child in group.groups:
+            out.raw(f"\n{ind}group: {escape_name(child.name)} {{\n")
+            yield from self._group(child, level + 1)
+            out.indent = 2 * level
+            out.raw(f"{ind}  }} // group {escape_name(child.name)}\n")
+        yield out.take()
+
+    def _type_decl(self, node: UserType, group: Group, ind: str) -> None:
+        out = self.out
+        name = escape_name(node.name)
+        pad = ind + "  "
+        if isinstance(node, EnumType):
+            base = self._type_name(node.base, group)
+            saved = out.indent
+            out.indent += 2
+            out.raw(pad)
+            out.put(f"{base} enum {name} {{")
+            members = node.members
+            for i, member in enumerate(members):
+                text = f"{escape_name(member.name)} = {_signed(member.value)}"
+                out.put(text + ("} ;\n" if i == len(members) - 1 else ", "))
+            out.indent = saved
+        elif isinstance(node, OpaqueType):
+            out.raw(f"{pad}opaque({node.size}) {name} ;\n")
+        elif isinstance(node, VlenType):
+            out.raw(f"{pad}{self._type_name(node.base, group)}(*) {name} ;\n")
+        elif isinstance(node, CompoundType):
+            out.raw(f"{pad}compound {name} {{\n")
+            for field in node.fields:
+                shape = f"({', '.join(map(str, field.shape))})" if field.shape else ""
+                out.raw(f"{pad}  {self._type_name(field.type, group)} {escape_name(field.name)}{shape} ;\n")
+            out.raw(f"{pad}}}; // {name}\n")
+
+    def _variable_header(self, variable: Variable, group: Group, ind: str) -> None:
+        dims = [self._dim_name(self._dim(ref, group), group) for ref in variable.dimensions]
+        shape = f"({', '.join(dims)})" if dims else ""
+        name = escape_name(variable.name)
+        self.out.raw(f"{ind}\t{self._type_name(variable.type, group)} {name}{shape} ;\n")
+        owner = name + " " if variable.name in _KEYWORDS else name
+        axis = self.axes.get(id(variable))
+        for attribute in variable.attributes:
+            if attribute.name == "_FillValue" and attribute.type != variable.type:
+                # the fill value is always read back in the variable's type
+                attribute = Attribute(attribute.name, variable.type, attribute.values)
+            self._attribute(attribute, owner, group, ind, axis)
+        if self.opts.special:
+            self._variable_specials(variable, group, owner, ind)
+
+    # -- attributes -----------------------------------------------------------------------
+    def _attribute(self, attribute: Attribute, owner: str, group: Group, ind: str, axis: TimeAxis | None = None) -> None:
+        out = self.out
+        type_ = attribute.type
+        lead = f"{ind}\t\t"
+        label = f"{owner}:{escape_name(attribute.name)}"
+        values = attribute.values
+        if not isinstance(type_, AtomicType):
+            node = self._user_type(type_, group)
+            out.raw(f"{lead}{self._type_name(type_, group)} {label} = ")
+            texts = [self._value_text(node, v, group) for v in values]
+            if texts:
+                out.put_row(texts, "")
+            out.raw(" ;\n")
+            return
+        prefix = "string " if type_ is AtomicType.STRING else ""
+        comment = ""
+        if axis is not None and type_ not in (AtomicType.CHAR, AtomicType.STRING) and len(values):
+            comment = " // " + ", ".join(axis.texts(values))
+        out.raw(f"{lead}{prefix}{label} = {self._attribute_values(type_, values)} ;{comment}\n")
+
+    def _attribute_values(self, type_: AtomicType, values: Any) -> str:
+        if type_ is AtomicType.CHAR or len(values) == 0:
+            if type_ is not AtomicType.CHAR:
+                return '""'
+            data = _to_bytes(values).rstrip(b"\0")
+            text = _escape(data, _TEXT_TABLE)
+            if self.classic:
+                text = text.replace("\\n", "\\n\",\n\t\t\t\"")
+            return f'"{text}"'
+        if type_ is AtomicType.STRING:
+            return ", ".join("NIL" if v is None else f'"{_escape(_to_bytes(v), _TEXT_TABLE)}"' for v in values)
+        if type_ is AtomicType.FLOAT:
+            return ", ".join(_special_float(v, "f") or _trim(self.formats.float_attr % v) + "f" for v in values)
+        if type_ is AtomicType.DOUBLE:
+            return ", ".join(_special_float(v, "") or _trim(self.formats.double_attr % v) for v in values)
+        suffix = _ATTR_SUFFIX.get(type_, "")
+        return ", ".join(f"{int(v)}{suffix}" for v in values)
+
+    # -- values of user types (attributes, data) -------------------------------------------------
+    def _value_text(self, node: Any, value: Any, group: Group) -> str:
+        """One value of a type, as ncdump prints it in data."""
+        if isinstance(node, str):
+            node = self._user_type(node, group)
+        if isinstance(node, AtomicType):
+            return _atomic_data_text(node, value, self.formats)
+        if isinstance(node, EnumType):
+            return self._enum_name(node, int(value))
+        if isinstance(node, OpaqueType):
+            data = bytes(value) if not isinstance(value, np.ndarray) else value.tobytes()
+            return "0X" + data.hex().upper()
+        if isinstance(node, VlenType):
+            base = node.base if isinstance(node.base, AtomicType) else self._user_type(node.base, node.group)
+            return "{" + ", ".join(self._value_text(base, v, group) for v in value) + "}"
+        assert isinstance(node, CompoundType)
+        texts = []
+        for i, field in enumerate(node.fields):
+            item = value[field.name] if isinstance(value, np.void) else value[i]
+            ftype = field.type if isinstance(field.type, AtomicType) else self._user_type(field.type, node.group)
+            texts.append(self._field_text(ftype, field.shape, item, group))
+        return "{" + ", ".join(texts) + "}"
+
+    def _field_text(self, ftype: Any, shape: tuple[int, ...], item: Any, group: Group) -> str:
+        if ftype is AtomicType.CHAR:
+            flat = _char_bytes(item)
+            if not shape:
+                return _quoted(flat[:1], _TEXT_TABLE)
+            width = shape[-1]
+            rows = [flat[i : i + width] for i in range(0, len(flat), width)]
+            return "{" + ", ".join(_quoted(r, _TEXT_TABLE) for r in rows) + "}"
+        if not shape:
+            return self._value_text(ftype, item, group)
+        items = np.asarray(item).reshape(-1) if not isinstance(item, list) else _flatten(item)
+        return "{" + ", ".join(self._value_text(ftype, v, group) for v in items) + "}"
+
+    def _enum_name(self, node: EnumType, value: int) -> str:
+        for member in node.members:
+            if member.value == value:
+                return escape_name(member.name)
+        raise DumpError(f"NetCDF: Invalid argument (value {value} is not a member of enum {node.name})")
+
+    # -- specials (-s) ---------------------------------------------------------------------
+    def _handle(self, variable: Variable) -> Any:
+        names = []
+        node = variable.parent
+        while node is not None and node.parent is not None:
+            names.append(node.name)
+            node = node.parent
+        group = self.ds
+        for name in reversed(names):
+            group = group.groups[name]
+        return group.variables[variable.name]
+
+    def _variable_specials(self, variable: Variable, group: Group, owner: str, ind: str) -> None:
+        if self.ds.data_model.startswith("NETCDF3"):
+            return
+        handle = self._handle(variable)
+        lines: list[tuple[str, str]] = []
+        chunking = handle.chunking()
+        if chunking == "contiguous":
+            lines.append(("_Storage", '"contiguous"'))
+        else:
+            lines.append(("_Storage", '"chunked"'))
+            lines.append(("_ChunkSizes", ", ".join(map(str, chunking))))
+        filters = handle.filters() or {}
+        if filters.get("fletcher32"):
+            lines.append(("_Fletcher32", '"true"'))
+        if filters.get("shuffle"):
+            lines.append(("_Shuffle", '"true"'))
+        if filters.get("zlib"):
+            lines.append(("_DeflateLevel", str(filters["complevel"])))
+        other = self._filter_text(handle, filters, self._resolved(variable.type, group))
+        if other:
+            lines.append(("_Filter", f'"{other}"'))
+        size = _type_size(self._resolved(variable.type, group))
+        if size > 1:
+            lines.append(("_Endianness", f'"{handle.endian()}"'))
+        if not handle._storage().fill:
+            lines.append(("_NoFill", '"true"'))
+        for key, text in lines:
+            self.out.raw(f"{ind}\t\t{owner}:{key} = {text} ;\n")
+
+    @staticmethod
+    def _filter_text(handle: Any, filters: dict[str, Any], type_: Any) -> str:
+        """HDF5's ``_Filter`` text for the compressions netCDF-4 reaches through plugins."""
+        storage = handle._storage()
+        compression = storage.compression
+        if compression in _FILTER_IDS:
+            return f"{_FILTER_IDS[compression]},{storage.complevel}"
+        blosc = filters.get("blosc")
+        if blosc:
+            size = _type_size(type_) or 1
+            chunks = handle.chunking()
+            chunk_bytes = size * math.prod(chunks) if isinstance(chunks, list) else size
+            code = _BLOSC_CODES.get(blosc["compressor"], 0)
+            return f"{_BLOSC_ID},0,0,{size},{chunk_bytes},{storage.complevel},{blosc['shuffle']},{code}"
+        return ""
+
+    def _global_specials(self, ind: str) -> None:
+        out = self.out
+        model = self.ds.data_model
+        if model.startswith("NETCDF3"):
+            out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
+            return
+        properties = self.tree.find_attribute("_NCProperties")
+        text = properties.values if properties is not None else f"version=2,nczarr={_version()}"
+        out.raw(f'{ind}\t\t:_NCProperties = "{text}" ;\n')
+        out.raw(f"{ind}\t\t:_SuperblockVersion = 2 ;\n")
+        out.raw(f"{ind}\t\t:_IsNetcdf4 = {1 if model == 'NETCDF4' else 0} ;\n")
+        out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
+
+    def _resolved(self, ref: Any, group: Group) -> Any:
+        return ref if isinstance(ref, AtomicType) else self._user_type(ref, group)
+
+    # -- data ---------------------------------------------------------------------------------
+    def _data(self, variable: Variable, group: Group, ind: str) -> Iterator[str]:
+        handle = self._handle(variable)
+        shape = tuple(handle.shape)
+        if any(n == 0 for n in shape):
+            return
+        out = self.out
+        name = escape_name(variable.name)
+        type_ = self._resolved(variable.type, group)
+        rank = len(shape)
+        if rank <= 1:
+            out.raw(f"\n{ind} {name} = ")
+            out.col = len(variable.name.encode("utf-8")) + 4 + out.indent
+        else:
+            out.raw(f"\n{ind} {name} =\n  ")
+            out.col = 2 + out.indent
+        handle.set_auto_maskandscale(False)
+        handle.set_auto_chartostring(False)
+        unlimited = [self._dim(ref, group).unlimited for ref in variable.dimensions]
+        is_char = type_ is AtomicType.CHAR
+        braces = _braces(shape, unlimited, is_char)
+        if is_char:
+            self._char_data(handle, shape, braces)
+        else:
+            format_row = self._row_formatter(variable, type_, group)
+            rows = _row_count(shape)
+            done = values = 0
+            for raw in _slabs(handle, shape, split_row=True):
+                values += raw.size
+                raw = raw.reshape(-1, shape[-1]) if rank > 1 else raw.reshape(1, -1)
+                texts = format_row(raw)
+                if rank == 1 and values < shape[0]:  # a part of the only row
+                    out.put_row(texts[0], ", ")
+                    yield out.take()
+                    continue
+                for row in texts:
+                    if braces is not None:
+                        opens, closes = braces(done)
+                        row[0] = "{" * opens + row[0]
+                        row[-1] += "}" * closes
+                    done += 1
+                    if done == rows:
+                        out.put_row(row, "")
+                        out.put(" ;")
+                        out.put("\n")
+                    else:
+                        out.put_row(row, "")
+                        out.put(",\n")
+                        out.put("  ")
+                yield out.take()
+        yield out.take()
+
+    def _char_data(self, handle: Any, shape: tuple[int, ...], braces: Callable[[int], tuple[int, int]] | None) -> None:
+        out = self.out
+        width = shape[-1] if shape else 1
+        rows = _row_count(shape) if len(shape) > 1 else 1
+        done = 0
+        for raw in _slabs(handle, shape, split_row=False):
+            data = np.ascontiguousarray(raw).tobytes()
+            if len(shape) <= 1:
+                pieces = [data]
+            else:
+                pieces = [data[i : i + width] for i in range(0, len(data), width)]
+            for piece in pieces:
+                text = '"' + _escape(piece.rstrip(b"\0"), _CHAR_TABLE).replace("\\n", '\\n",\n    "') + '"'
+                if braces is not None:
+                    opens, closes = braces(done)
+                    text = "{" * opens + text + "}" * closes
+                done += 1
+                out.raw(text)
+                if done == rows:
+                    out.put(" ;")
+                    out.put("\n")
+                else:
+                    out.put(",\n")
+                    out.put("  ")
+
+    def _row_formatter(self, variable: Variable, type_: Any, group: Group) -> Callable[[np.ndarray], list[list[str]]]:
+        fill = self._fill_value(variable, type_)
+        axis = self.axes.get(id(variable))
+        if axis is not None and isinstance(type_, AtomicType) and (type_.is_integer or type_.is_float):
+            return lambda raw: _time_rows(raw, type_, axis, fill)
+        if isinstance(type_, AtomicType) and type_ is not AtomicType.STRING:
+            fmt = self._data_format(variable, type_)
+            return lambda raw: _numeric_rows(raw, type_, fmt, fill)
+
+        def rows(raw: np.ndarray) -> list[list[str]]:
+            texts = []
+            for row in raw:
+                texts.append(["_" if fill is not None and _same(v, fill) else self._value_text(type_, v, group) for v in row])
+            return texts
+
+        return rows
+
+    def _data_format(self, variable: Variable, type_: AtomicType) -> str | None:
+        if type_ is AtomicType.FLOAT and self.opts.precision and self.opts.precision[0] is not None:
+            return self.formats.float_data
+        if type_ is AtomicType.DOUBLE and self.opts.precision and self.opts.precision[1] is not None:
+            return self.formats.double_data
+        c_format = variable.find_attribute("C_format")
+        if c_format is not None and c_format.type is AtomicType.CHAR:
+            return str(c_format.values)
+        return {AtomicType.FLOAT: self.formats.float_data, AtomicType.DOUBLE: self.formats.double_data}.get(type_)
+
+    def _fill_value(self, variable: Variable, type_: Any) -> Any:
+        attribute = variable.find_attribute("_FillValue")
+        if attribute is not None and len(attribute.values) == 1 and (attribute.type == variable.type or not isinstance(type_, AtomicType)):
+            return attribute.values[0]
+        if isinstance(type_, AtomicType) and type_ not in (AtomicType.BYTE, AtomicType.UBYTE):
+            return _DEFAULT_FILL.get(type_)
+        return None
+
+
+# -- data helpers ---------------------------------------------------------------------------
+def _row_count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[:-1]) if len(shape) > 1 else 1
+
+
+def _slabs(handle: Any, shape: tuple[int, ...], split_row: bool) -> Iterator[np.ndarray]:
+    """The variable's raw values, a bounded slab of whole rows at a time (of a 1-D variable,
+    parts of its one row if ``split_row``)."""
+    if not shape:
+        yield np.asarray(handle[...])
+        return
+    rows_per_slab = max(1, _SLAB_VALUES // max(1, shape[-1]))
+    if len(shape) == 1:
+        step = _SLAB_VALUES if split_row else shape[0]
+        for start in range(0, shape[0], step):
+            yield np.asarray(handle[start : start + step])
+        return
+    # split along the outermost axis that gives slabs of at most rows_per_slab rows
+    inner = math.prod(shape[1:-1])
+    if inner <= rows_per_slab:
+        step = max(1, rows_per_slab // inner)
+        for start in range(0, shape[0], step):
+            yield np.asarray(handle[start : start + step])
+        return
+    for index in np.ndindex(*shape[:-2]):
+        for start in range(0, shape[-2], rows_per_slab):
+            yield np.asarray(handle[index + (slice(start, start + rows_per_slab),)])
+
+
+def _braces(shape: tuple[int, ...], unlimited: list[bool], char: bool) -> Callable[[int], tuple[int, int]] | None:
+    """For variables with an unlimited dimension after the first: the number of braces that
+    open before and close after row number ``n`` (one pair around the whole extent of each
+    such dimension, per index of the dimensions before it); None when there are none."""
+    grid = shape[:-1]
+    inner = [k for k in range(1, len(shape) - (1 if char else 0)) if unlimited[k]]
+    if not inner:
+        return None
+
+    def counts(row: int) -> tuple[int, int]:
+        index = [int(i) for i in np.unravel_index(row, grid)] if grid else []
+        opens = sum(all(index[j] == 0 for j in range(k, len(grid))) for k in inner)
+        closes = sum(all(index[j] == grid[j] - 1 for j in range(k, len(grid))) for k in inner)
+        return opens, closes
+
+    return counts
+
+
+def _numeric_rows(raw: np.ndarray, type_: AtomicType, fmt: str | None, fill: Any) -> list[list[str]]:
+    values = raw.tolist()
+    if type_.is_float:
+        suffix = "f" if type_ is AtomicType.FLOAT else ""
+        assert fmt is not None
+        finite = bool(np.isfinite(raw).all())
+        if finite:
+            texts = [[fmt % v for v in row] for row in values]
+        else:
+            texts = [[_special_float(v, suffix) or fmt % v for v in row] for row in values]
+        if fill is not None:
+            mask = _float_fill_mask(raw, fill, type_)
+            if mask.any():
+                for i, j in zip(*np.nonzero(mask)):
+                    texts[i][j] = "_"
+        return texts
+    if fmt is not None:
+        texts = [[fmt % v for v in row] for row in values]
+    else:
+        texts = [list(map(str, row)) for row in values]
+    if fill is not None:
+        mask = raw == fill
+        if mask.any():
+            for i, j in zip(*np.nonzero(mask)):
+                texts[i][j] = "_"
+    return texts
+
+
+def _fill_mask(raw: np.ndarray, type_: AtomicType, fill: Any) -> np.ndarray:
+    if fill is None:
+        return np.zeros(raw.shape, bool)
+    return _float_fill_mask(raw, fill, type_) if type_.is_float else raw == fill
+
+
+def _time_rows(raw: np.ndarray, type_: AtomicType, axis: TimeAxis, fill: Any) -> list[list[str]]:
+    mask = _fill_mask(raw, type_, fill)
+    texts = np.full(raw.shape, "_", dtype=object)
+    texts[~mask] = axis.texts(raw[~mask].tolist())
+    return texts.tolist()  # type: ignore[no-any-return]
+
+
+def _float_fill_mask(raw: np.ndarray, fill: float, type_: AtomicType) -> np.ndarray:
+    values = raw.astype(np.float64)
+    if math.isnan(fill):
+        return np.isnan(values)
+    if math.isinf(fill):
+        return values == fill
+    eps = float(np.finfo(np.float32 if type_ is AtomicType.FLOAT else np.float64).eps)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.abs(values - fill) <= eps * abs(fill)
+
+
+def _same(value: Any, fill: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return False
+    try:
+        return bool(value == fill) or (value == "" and fill == "")
+    except (TypeError, ValueError):
+        return False
+
+
+def _atomic_data_text(type_: AtomicType, value: Any, formats: _Formats) -> str:
+    if type_ is AtomicType.STRING:
+        return "NIL" if value is None else f'"{_escape(_to_bytes(value), _STRING_DATA_TABLE)}"'
+    if type_ is AtomicType.CHAR:
+        return _quoted(_char_bytes(value), _TEXT_TABLE)
+    if type_ is AtomicType.FLOAT:
+        v = float(value)
+        return _special_float(v, "f") or formats.float_data % v
+    if type_ is AtomicType.DOUBLE:
+        v = float(value)
+        return _special_float(v, "") or formats.double_data % v
+    return str(int(value))
+
+
+def _char_bytes(value: Any) -> bytes:
+    if isinstance(value, np.ndarray):
+        return value.tobytes()
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value)
+    return str(value).encode("utf-8", "surrogateescape")
+
+
+def _flatten(items: list[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for item in items:
+        flat.extend(_flatten(item) if isinstance(item, list) else [item])
+    return flat
+
+
+def _signed(value: int) -> int:
+    return value - 2**64 if value > 2**63 - 1 else value
+
+
+def _type_size(node: Any) -> int:
+    if isinstance(node, AtomicType):
+        return node.size or 0
+    if isinstance(node, EnumType) and isinstance(node.base, AtomicType):
+        return node.base.size or 0
+    return 0
+
+
+def _is_ancestor(owner: Group | None, scope: Group | None) -> bool:
+    while scope is not None:
+        if scope is owner:
+            return True
+        scope = scope.parent  # type: ignore[assignment]
+    return False
+
+
+def _fqn(node: Any) -> str:
+    names = []
+    current = node
+    while current.parent is not None:
+        names.append(escape_name(current.name))
+        current = current.parent
+    return "/" + "/".join(reversed(names))
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("nczarr")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# -- public -------------------------------------------------------------------------------
+def kind_text(dataset: Any) -> str:
+    """What ``ncdump -k`` prints for the dataset (without the newline)."""
+    return _KINDS[dataset.data_model]
+
+
+def dataset_name(dataset: Any) -> str:
+    """ncdump's default dataset name: the base name of the location without extension."""
+    path = str(dataset.filepath()).rstrip("/")
+    base = os.path.basename(path.split("#", 1)[0].rstrip("/"))
+    return os.path.splitext(base)[0]
+
+
+def dump(dataset: Any, options: DumpOptions = DumpOptions(), name: str | None = None) -> Iterator[str]:
+    """The lines (with their newlines) ``ncdump`` prints for the dataset with ``options``;
+    ``name`` is the dataset name of the first line (``options.name`` wins, then ``name``,
+    then the location's base name without extension)."""
+    if options.kind:
+        yield kind_text(dataset) + "\n"
+        return
+    if options.times is not None and options.times not in _TIME_SEPARATORS:
+        raise DumpError(f"times must be 't' (-t) or 'i' (-i), not {options.times!r}")
+    if options.line_length < 10:
+        raise DumpError("-l: line length must be at least 10")
+    dumper = _Dumper(dataset, options, options.name or name or dataset_name(dataset))
+    if options.ncml:
+        if dataset.data_model == "NETCDF4":
+            raise DumpError("NcML output (-x) currently only permitted for netCDF classic model")
+        yield from dumper.ncml(str(dataset.filepath()))
+        return
+    for block in dumper.run():
+        if block:
+            yield from block.splitlines(keepends=True)
