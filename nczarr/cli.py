@@ -124,6 +124,28 @@ def _add_dump(sub: argparse._SubParsersAction) -> None:
     dump.set_defaults(run=_dump)
 
 
+def _gen(args: argparse.Namespace) -> int:
+    from nczarr.convert.gen import generate
+
+    generate(args.cdl, args.output, kind=args.kind, format=args.format)
+    return 0
+
+
+def _add_gen(sub: argparse._SubParsersAction) -> None:
+    gen = sub.add_parser(
+        "gen",
+        help="make a dataset from a CDL file, as ncgen does",
+        description="Make a Zarr store (or a netCDF file, for a .nc OUTPUT) from CDL, with ncgen's rules.",
+    )
+    gen.add_argument("cdl", help="a CDL file")
+    gen.add_argument("-o", dest="output", metavar="OUTPUT", help="the store or .nc file to make (default: the CDL's dataset name, .zarr)")
+    gen.add_argument("-k", dest="kind", metavar="KIND", help="ncgen's kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model (or 1-5, nc3...)")
+    for flag, kind in (("-3", "classic"), ("-6", "64-bit offset"), ("-5", "cdf5"), ("-4", "netCDF-4"), ("-7", "netCDF-4 classic model")):
+        gen.add_argument(flag, dest="kind", action="store_const", const=kind, help=f"same as -k '{kind}'")
+    gen.add_argument("--format", metavar="FORMAT", help="Zarr convention: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2")
+    gen.set_defaults(run=_gen)
+
+
 def _copy(args: argparse.Namespace) -> int:
     from nczarr.convert.copy import CopyOptions, ProgressBar, copy
 
@@ -224,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(run=_validate)
 
     _add_dump(sub)
+    _add_gen(sub)
     _add_copy(sub)
     _add_zom(sub)
     return parser

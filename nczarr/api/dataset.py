@@ -625,6 +625,23 @@ class Dataset:
         return False
 
     # -- CDL ------------------------------------------------------------------------------
+    @staticmethod
+    def fromcdl(
+        cdlfilename: str | os.PathLike[str],
+        ncfilename: str | os.PathLike[str] | None = None,
+        mode: str = "a",
+        format: str = "NETCDF4",
+    ) -> Dataset:
+        """Make a dataset from a CDL file (as ``ncgen``) and open it: ``ncfilename`` is a
+        Zarr store, or a netCDF file for a ``.nc`` path (the default, as netCDF4 names it);
+        ``format`` is a netCDF4 kind or a Zarr convention."""
+        from nczarr.convert.gen import generate
+
+        target = ncfilename if ncfilename is not None else os.path.splitext(os.fspath(cdlfilename))[0] + ".nc"
+        zarr_format = str(format).upper() in ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2")
+        generate(cdlfilename, target, kind=None if zarr_format else format, format=format if zarr_format else None)
+        return Dataset(target, mode if not os.fspath(target).lower().endswith(NETCDF_FILE_SUFFIXES) else "r")
+
     def tocdl(self, coordvars: bool = False, data: bool = False, outfile: str | os.PathLike[str] | None = None) -> str | None:
         """The dataset as CDL, as ``ncdump -sh`` prints it (``-sc`` with ``coordvars``, ``-s``
         with ``data``); written to ``outfile`` when given."""

@@ -128,8 +128,12 @@ class VLType(_UserType):
     def dtype(self) -> Any:
         if self._node is None:
             return str
-        base = self._node.base  # type: ignore[attr-defined]
-        return dtype_of(base) if isinstance(base, AtomicType) else np.dtype(object)
+        return element_dtype(self._node, "base", packed=False)
+
+    @property
+    def stored_dtype(self) -> np.dtype:
+        """The layout of the elements as stored: little-endian, no padding."""
+        return element_dtype(self._node, "base", packed=True)
 
     def __repr__(self) -> str:
         if self._node is None:
@@ -218,6 +222,22 @@ def _same_fields(a: np.dtype, b: np.dtype) -> bool:
     return [(n, a.fields[n][0].base.str, a.fields[n][0].shape) for n in a.names or ()] == [  # type: ignore[index]
         (n, b.fields[n][0].base.str, b.fields[n][0].shape) for n in b.names or ()  # type: ignore[index]
     ]
+
+
+def element_dtype(node: model_nodes.UserType, attribute: str, *, packed: bool) -> np.dtype:
+    """The numpy dtype of the type a user type refers to (a vlen's base): as netCDF4 shows it,
+    or as stored (``packed``: little-endian, no padding)."""
+    ref = getattr(node, attribute)
+    member = ref if isinstance(ref, AtomicType) else resolve_type(node.group, ref)
+    if isinstance(member, AtomicType):
+        return numpy_dtype(member) if packed else dtype_of(member)
+    if isinstance(member, model_nodes.CompoundType):
+        return compound_dtype(None, member, view=False, packed=packed)
+    if isinstance(member, model_nodes.EnumType):
+        return element_dtype(member, "base", packed=packed)
+    if isinstance(member, model_nodes.OpaqueType):
+        return np.dtype(f"V{member.size}")
+    return np.dtype(object)
 
 
 def compound_dtype(grp: Any, node: model_nodes.CompoundType, *, view: bool, packed: bool = False) -> np.dtype:

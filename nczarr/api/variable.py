@@ -545,7 +545,7 @@ class Variable:
                 stored = stored.view(compound_dtype(self._grp, self._usertype._node, view=False, packed=True))
             return stored.astype(self._dtype)
         if kind == "vlen":
-            base = self._dtype.newbyteorder("<")
+            base = self._usertype.stored_dtype
             out = np.empty(stored.shape, object)
             flat = out.reshape(-1)
             for i, item in enumerate(stored.reshape(-1)):
@@ -669,7 +669,7 @@ class Variable:
             out = values.astype(packed)
             return out if stored_dtype.fields is not None else out.view(stored_dtype)
         if kind == "vlen":
-            base = self._dtype.newbyteorder("<")
+            base = self._usertype.stored_dtype
             out = np.empty(values.shape, object)
             flat = out.reshape(-1)
             for i, item in enumerate(values.reshape(-1)):

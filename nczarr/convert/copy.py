@@ -30,17 +30,10 @@ from nczarr.formats import VariableStorage
 from nczarr.model import AtomicType, DataModel, Dimension, Group, UserType, Variable, validate
 from nczarr.model import Dataset as ModelDataset
 from nczarr.model import resolve_dimension
+from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
 
 log = logging.getLogger(__name__)
 
-#: nccopy's ``-k`` kind names (and netCDF4's format names) by the data model they ask for.
-KINDS = {
-    **dict.fromkeys(("1", "classic", "nc3", "netcdf3_classic"), "NETCDF3_CLASSIC"),
-    **dict.fromkeys(("2", "64-bit offset", "64-bit-offset", "nc6", "netcdf3_64bit_offset", "netcdf3_64bit"), "NETCDF3_64BIT_OFFSET"),
-    **dict.fromkeys(("5", "cdf5", "64-bit data", "64-bit-data", "nc5", "netcdf3_64bit_data"), "NETCDF3_64BIT_DATA"),
-    **dict.fromkeys(("3", "netcdf-4", "netcdf4", "nc4", "enhanced", "hdf5"), "NETCDF4"),
-    **dict.fromkeys(("4", "netcdf-4 classic model", "nc7", "netcdf4_classic", "enhanced-nc3"), "NETCDF4_CLASSIC"),
-}
 #: Bytes per element assumed for strings and vlen data when planning blocks.
 _OBJECT_ITEMSIZE = 64
 
@@ -87,25 +80,32 @@ def copy(
 ) -> CopyReport:
     """Copy the dataset at ``src`` to ``dst``. ``progress(done, total)`` is told the bytes
     of data copied so far."""
-    started = time.perf_counter()
     source = sources.open_source(src, storage_options=options.storage_options or None)
     try:
-        plan = _plan(source, dst, options)
-        total = sum(_nbytes(v, plan.tree) for v in plan.with_data)
-        done = [0]
-
-        def advance(nbytes: int) -> None:
-            done[0] += nbytes
-            if progress is not None:
-                progress(done[0], total)
-
-        if plan.file_writer is not None:
-            plan.file_writer(dst, _PlannedSource(source, plan), plan.data_model, progress=advance)
-        else:
-            _write_zarr(dst, source, plan, options, advance)
-        return CopyReport(nbytes=done[0], skipped=plan.skipped, seconds=time.perf_counter() - started)
+        return copy_source(source, dst, options, progress=progress)
     finally:
         source.close()
+
+
+def copy_source(
+    source: Any, dst: Any, options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
+) -> CopyReport:
+    """Write the dataset a DatasetSource reads to ``dst`` (see :func:`copy`)."""
+    started = time.perf_counter()
+    plan = _plan(source, dst, options)
+    total = sum(_nbytes(v, plan.tree) for v in plan.with_data)
+    done = [0]
+
+    def advance(nbytes: int) -> None:
+        done[0] += nbytes
+        if progress is not None:
+            progress(done[0], total)
+
+    if plan.file_writer is not None:
+        plan.file_writer(dst, _PlannedSource(source, plan), plan.data_model, progress=advance)
+    else:
+        _write_zarr(dst, source, plan, options, advance)
+    return CopyReport(nbytes=done[0], skipped=plan.skipped, seconds=time.perf_counter() - started)
 
 
 # -- planning -----------------------------------------------------------------------------
@@ -165,9 +165,9 @@ def _plan(source: Any, dst: Any, options: CopyOptions) -> _Plan:
 
 
 def _kind(name: str) -> str:
-    kind = KINDS.get(name.strip().lower())
+    kind = netcdf_kind(name)
     if kind is None:
-        raise CopyError(f"unknown output kind {name!r}; use one of {', '.join(sorted(set(KINDS)))}")
+        raise CopyError(f"unknown output kind {name!r}; use one of {', '.join(KIND_SPELLINGS)} (or ncgen's spellings)")
     return kind
 
 
@@ -359,13 +359,20 @@ def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advanc
     from nczarr.formats.session import Session
     from nczarr.store import open_store
 
+    existed = _local_path_exists(dst)
     store = open_store(dst, "w", storage_options=options.storage_options or None)
     try:
         Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage).close()
         target = ApiDataset(store, "r+")
+        _fill_zarr(target, source, plan, options, advance)
     except BaseException:
         store.close()
+        if not existed:
+            _remove_local(dst)  # a failed copy leaves nothing behind
         raise
+
+
+def _fill_zarr(target: Any, source: Any, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]) -> None:
     with target:
         target.set_auto_maskandscale(False)
         target.set_auto_chartostring(False)
@@ -385,6 +392,23 @@ def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advanc
                     advance(data.size * _itemsize(data.dtype))
         finally:
             reading.shutdown(wait=True)
+
+
+def _local_path_exists(dst: Any) -> bool:
+    path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
+    return bool(path) and "://" not in path and os.path.lexists(path)
+
+
+def _remove_local(dst: Any) -> None:
+    import shutil
+
+    path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
+    if not path or "://" in path:
+        return
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.remove(path)
 
 
 def _blocks(variable: Variable, tree: ModelDataset, handle: Any, max_memory: int) -> Iterator[tuple[slice, ...]]:
@@ -468,4 +492,4 @@ class ProgressBar:
             self.stream.flush()
 
 
-__all__ = ["KINDS", "CopyError", "CopyOptions", "CopyReport", "ProgressBar", "copy"]
+__all__ = ["CopyError", "CopyOptions", "CopyReport", "ProgressBar", "copy"]

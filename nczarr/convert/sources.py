@@ -74,6 +74,24 @@ def zarr_source(location: Any, *, storage_options: dict[str, Any] | None = None)
     return ApiSource(ApiDataset(location, "r", storage_options=storage_options), owned=True)
 
 
+@dataclass
+class ArraysSource:
+    """A tree and the whole raw values of each variable held in memory (what parsing a CDL
+    text gives), as a DatasetSource."""
+
+    dataset: Dataset
+    storage: dict[str, VariableStorage]
+    data: dict[str, np.ndarray]
+    data_model: str
+
+    def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
+        values = self.data[variable.fqn]
+        return values[selection] if selection else values[...]  # [()] would unwrap a scalar
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
 # -- a source as the read-only session behind an API Dataset --------------------------------
 
 

@@ -12,6 +12,23 @@ class DataModel(Enum):
     ENHANCED = "enhanced"
 
 
+#: The netCDF file kinds by netCDF4's names, with the other spellings ncgen's and nccopy's
+#: ``-k`` accept (case-insensitive).
+KIND_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "NETCDF3_CLASSIC": ("1", "classic", "nc3"),
+    "NETCDF3_64BIT_OFFSET": ("2", "64-bit offset", "64-bit-offset", "nc6", "NETCDF3_64BIT"),
+    "NETCDF3_64BIT_DATA": ("5", "64-bit data", "64-bit-data", "cdf5", "nc5", "cdf-5"),
+    "NETCDF4": ("3", "netCDF-4", "netcdf4", "hdf5", "enhanced", "nc4"),
+    "NETCDF4_CLASSIC": ("4", "netCDF-4 classic model", "netcdf4-classic", "enhanced-nc3", "nc7"),
+}
+_KIND_OF_SPELLING = {s.lower(): kind for kind, spellings in KIND_SPELLINGS.items() for s in (kind, *spellings)}
+
+
+def netcdf_kind(spelling: str) -> str | None:
+    """netCDF4's name of a file kind given in any of its spellings, or None."""
+    return _KIND_OF_SPELLING.get(str(spelling).strip().lower())
+
+
 class AtomicType(Enum):
     """An atomic netCDF-4 type; its value is the type's name in CDL and in model text."""
 

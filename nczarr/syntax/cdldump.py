@@ -683,7 +683,13 @@ def _slabs(handle: Any, shape: tuple[int, ...], split_row: bool) -> Iterator[np.
     """The variable's raw values, a bounded slab of whole rows at a time (of a 1-D variable,
     parts of its one row if ``split_row``)."""
     if not shape:
-        yield np.asarray(handle[...])
+        value = handle[...]
+        if isinstance(value, np.ndarray) and value.dtype != object and handle._kind == "vlen":
+            # a scalar vlen reads as its one sequence (as in netCDF4): wrap it
+            single = np.empty((), object)
+            single[()] = value
+            value = single
+        yield np.asarray(value)
         return
     rows_per_slab = max(1, _SLAB_VALUES // max(1, shape[-1]))
     if len(shape) == 1:

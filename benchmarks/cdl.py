@@ -1,0 +1,159 @@
+"""CDL out (and in): ``nczarr dump`` against ncdump, and ``ncgen`` against nczarr's generator.
+
+    python benchmarks/cdl.py [--only NAME] [--peers NAME] [--repeat N] [--json]
+
+Workloads: dumping one million values as CDL text, for a float32 1000x1000 variable
+(``dump-float``), an int32 1000x1000 variable (``dump-int``) and a double 1-D variable of
+1,000,000 (``dump-double``); and generating a netCDF dataset from the CDL text of the
+float32 one (``gen-float``). Each dataset is written once by netCDF4 (``.nc``, chunks of 100
+rows) and by nczarr (an NCZARR store, the same chunks); the text goes to ``/dev/null``.
+
+Peers: ``nczarr dump`` (in this process: open the store, :func:`nczarr.syntax.cdldump.dump`,
+write the lines) against ``ncdump`` (netcdf-c, a subprocess: its start-up is counted, a few
+milliseconds); ``ncgen -4`` against ``nczarr gen`` (the CLI, a subprocess like ncgen), which
+reports an error until the CLI has the ``gen`` command. The ratio is the peer's median over
+nczarr's: above 1, nczarr is faster; the target for dump is a ratio of at least 0.2 (nczarr
+within 5x of ncdump).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _harness as h  # noqa: E402
+
+import nczarr  # noqa: E402
+from nczarr.syntax.cdldump import dump  # noqa: E402
+
+NCZARR_DUMP, NCDUMP = "nczarr dump", "ncdump"
+NCZARR_GEN, NCGEN = "nczarr gen", "ncgen"
+
+#: name -> (netCDF type code, shape, chunks)
+DATASETS: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "float": ("f4", (1000, 1000), (100, 1000)),
+    "int": ("i4", (1000, 1000), (100, 1000)),
+    "double": ("f8", (1_000_000,), (100_000,)),
+}
+
+
+def make_values(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    if dtype.startswith("i"):
+        return rng.integers(-(10**6), 10**6, size=shape, dtype=dtype)
+    return (rng.normal(size=shape) * 1000).astype(dtype)
+
+
+def write_datasets(root: str) -> dict[str, tuple[str, str]]:
+    """For each dataset: (the .nc file, the nczarr store)."""
+    import netCDF4
+
+    made = {}
+    for name, (dtype, shape, chunks) in DATASETS.items():
+        values = make_values(dtype, shape)
+        nc, store = os.path.join(root, f"{name}.nc"), os.path.join(root, f"{name}.zarr")
+        dims = [f"d{i}" for i in range(len(shape))]
+        with netCDF4.Dataset(nc, "w") as ds:
+            for dim, size in zip(dims, shape):
+                ds.createDimension(dim, size)
+            ds.createVariable("v", dtype, dims, chunksizes=chunks)[...] = values
+        with nczarr.Dataset(store, "w") as ds:
+            for dim, size in zip(dims, shape):
+                ds.createDimension(dim, size)
+            ds.createVariable("v", dtype, dims, chunksizes=chunks)[...] = values
+        made[name] = (nc, store)
+    return made
+
+
+def run_ncdump(nc: str) -> int:
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(["ncdump", "-n", "v", nc], stdout=sink, check=True)
+    return 0
+
+
+def run_nczarr_dump(store: str) -> int:
+    lines = 0
+    with open(os.devnull, "w", encoding="utf-8", errors="surrogateescape") as sink, nczarr.Dataset(store) as ds:
+        for line in dump(ds, name="v"):
+            sink.write(line)
+            lines += 1
+    return lines
+
+
+def build_workloads(root: str) -> list[h.Workload]:
+    files = write_datasets(root)
+    workloads = []
+    for name, (nc, store) in files.items():
+        dtype, shape, _ = DATASETS[name]
+        expected = subprocess.run(["ncdump", "-n", "v", nc], capture_output=True, check=True).stdout
+
+        def check(state: Any, result: Any, store: str = store, expected: bytes = expected) -> None:
+            with nczarr.Dataset(store) as ds:
+                text = "".join(dump(ds, name="v")).encode("utf-8", "surrogateescape")
+            if text != expected:
+                raise AssertionError("nczarr dump differs from ncdump")
+
+        size = int(np.prod(shape))
+        workloads.append(h.Workload(
+            f"dump-{name}", f"dump {dtype} {'x'.join(map(str, shape))} ({size:,} values) as CDL",
+            [
+                h.Case(NCZARR_DUMP, lambda s, store=store: run_nczarr_dump(store), check=check),
+                h.Case(NCDUMP, lambda s, nc=nc: run_ncdump(nc), reference=NCZARR_DUMP),
+            ],
+            ops=size, unit="values",
+        ))
+    cdl = os.path.join(root, "float.cdl")
+    with open(cdl, "wb") as f:
+        subprocess.run(["ncdump", "-n", "v", files["float"][0]], stdout=f, check=True)
+
+    def gen_ncgen(state: Any) -> None:
+        subprocess.run(["ncgen", "-4", "-o", os.path.join(root, "gen.nc"), cdl], check=True)
+
+    def gen_nczarr(state: Any) -> None:
+        target = os.path.join(root, "gen.zarr")
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "nczarr.cli", "gen", "-o", target, cdl], check=True,
+                       stderr=subprocess.PIPE)
+
+    workloads.append(h.Workload(
+        "gen-float", "generate a dataset from the CDL of float32 1000x1000",
+        [h.Case(NCZARR_GEN, gen_nczarr), h.Case(NCGEN, gen_ncgen, reference=NCZARR_GEN)],
+        ops=10**6, unit="values",
+    ))
+    return workloads
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    h.add_common_arguments(parser)
+    args = parser.parse_args(argv)
+    only, wanted = h.split_option(args.only), h.split_option(args.peers)
+    if args.list:
+        for name, (dtype, shape, _) in DATASETS.items():
+            print(f"dump-{name:<12} dump {dtype} {'x'.join(map(str, shape))}")
+        print("gen-float         generate from the CDL of the float dataset")
+        print("peers:", ", ".join((NCZARR_DUMP, NCDUMP, NCZARR_GEN, NCGEN)))
+        return 0
+    meta = {"repeat": args.repeat, "warmup": args.warmup, "only": only,
+            **h.environment(["nczarr", "netCDF4", "numpy"])}
+    print(f"nczarr CDL benchmark: {args.repeat} timed runs after {args.warmup} warm-up, peers interleaved; "
+          "medians; ratio = peer / nczarr (> 1: nczarr faster)")
+    with h.scratch_directory(args.dir, keep=args.keep) as root:
+        workloads = h.select(build_workloads(root), only, wanted)
+        results = h.run_workloads(workloads, repeat=args.repeat, warmup=args.warmup)
+    print("\nSummary (median wall time; in parentheses, peer / nczarr):\n")
+    print(h.format_markdown(results, [NCZARR_DUMP, NCDUMP, NCZARR_GEN, NCGEN]))
+    if args.json:
+        print("results:", h.write_json(results, "cdl", args.json, meta=meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,679 @@
+"""CDL constants and values as ncgen reads them: numbers with their inferred types, strings and
+characters with ncgen's escapes, the types of untyped attributes, and each variable's data
+list turned into a numpy array of its full shape."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nczarr.formats.common import DEFAULT_FILL
+from nczarr.model import (
+    AtomicType,
+    CompoundType,
+    Dimension,
+    EnumType,
+    Group,
+    OpaqueType,
+    UserType,
+    Variable,
+    VlenType,
+)
+from nczarr.syntax.errors import ParseError
+from nczarr.syntax.lalr import Token
+
+if TYPE_CHECKING:
+    from nczarr.syntax.cdl import _Builder
+
+ErrorMaker = Callable[[str, Any], ParseError]
+
+
+class CdlError(ParseError):
+    """CDL text that ncgen would refuse: bad syntax, or a semantic problem."""
+
+
+@dataclass(slots=True)
+class Const:
+    """A constant of a CDL list: its kind, value and token.
+
+    Kinds: ``number`` (``type`` says which), ``char`` (a character constant: a byte), ``text``
+    (bytes), ``opaque`` (hex digits), ``fill`` (``_``), ``nil``, ``enum`` (a name or path),
+    ``call`` (a function), ``braced`` (a list of items).
+    """
+
+    kind: str
+    value: Any
+    token: Token | None
+    type: AtomicType | None = None
+
+    def text(self) -> str:
+        """The text of a string constant."""
+        return bytes(self.value).decode("utf-8", "surrogateescape")
+
+
+_INTEGER = re.compile(r"([+-]?)([0-9]+)([a-zA-Z]*)")
+_HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+)([a-zA-Z]*)")
+_SPECIAL_FLOATS = {
+    "NaN": (AtomicType.DOUBLE, math.nan),
+    "nan": (AtomicType.DOUBLE, math.nan),
+    "Infinity": (AtomicType.DOUBLE, math.inf),
+    "+Infinity": (AtomicType.DOUBLE, math.inf),
+    "-Infinity": (AtomicType.DOUBLE, -math.inf),
+    "DoubleInf": (AtomicType.DOUBLE, math.inf),
+    "NaNf": (AtomicType.FLOAT, math.nan),
+    "nanf": (AtomicType.FLOAT, math.nan),
+    "Infinityf": (AtomicType.FLOAT, math.inf),
+    "+Infinityf": (AtomicType.FLOAT, math.inf),
+    "-Infinityf": (AtomicType.FLOAT, -math.inf),
+    "Inff": (AtomicType.FLOAT, math.inf),
+    "+Inff": (AtomicType.FLOAT, math.inf),
+    "-Inff": (AtomicType.FLOAT, -math.inf),
+    "FloatInf": (AtomicType.FLOAT, math.inf),
+}
+_TAGS = {
+    ("", False): None,
+    ("", True): AtomicType.UINT,
+    ("b", False): AtomicType.BYTE,
+    ("b", True): AtomicType.UBYTE,
+    ("s", False): AtomicType.SHORT,
+    ("s", True): AtomicType.USHORT,
+    ("l", False): AtomicType.INT,
+    ("l", True): AtomicType.UINT,
+    ("ll", False): AtomicType.INT64,
+    ("ll", True): AtomicType.UINT64,
+}
+# The signed size class of each integer type; ties go to the later constant (ncgen).
+_RANK = {
+    AtomicType.BYTE: 1,
+    AtomicType.UBYTE: 1,
+    AtomicType.SHORT: 2,
+    AtomicType.USHORT: 2,
+    AtomicType.INT: 3,
+    AtomicType.UINT: 3,
+    AtomicType.INT64: 4,
+    AtomicType.UINT64: 4,
+}
+_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|[xX]([0-9a-fA-F]{2})|(.))", re.DOTALL)
+_SIMPLE = {
+    b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"v": b"\v",
+    b"?": b"\x7f",
+}
+_DIGITS_AFTER = re.compile(rb"\\[0-7]")
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def name_of(token: Token) -> str:
+    """The name an identifier stands for (backslash escapes removed)."""
+    return unescape(token.text)
+
+
+def unescape(text: str) -> str:
+    """A name's text with its backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", text) if "\\" in text else text
+
+
+def constant(item: Any, error: ErrorMaker | None = None) -> Const:
+    """The constant a token (or an already built item) stands for."""
+    if type(item) is Const:
+        return item
+    if type(item) is list:  # a braced list
+        return Const("braced", item, None)
+    kind, text = item.type, item.text
+    if kind == "NUMBER":
+        return _number(text, item, error)
+    if kind == "STRING":
+        return Const("text", _unescape(text[1:-1], item, error), item)
+    if kind == "CHARCONST":
+        # '\0' is NUL, as in netcdf-c after 4.9.0 (4.9.0 itself reads the digit "0")
+        body = b"\x00" if text == "'\\0'" else _unescape(text[1:-1], item, error)
+        value = body[0] if len(body) == 1 else 0
+        return Const("char", value - 256 if value > 127 else value, item, AtomicType.BYTE)
+    if kind == "IDENT" and text == "_":
+        return Const("fill", None, item)
+    return Const("enum", item, item)
+
+
+def _fail(error: ErrorMaker | None, message: str, token: Token) -> ParseError:
+    if error is not None:
+        return error(message, token)
+    line, column = token.position
+    return CdlError(message, line, column, token.text)
+
+
+def _number(text: str, token: Token, error: ErrorMaker | None) -> Const:
+    special = _SPECIAL_FLOATS.get(text)
+    if special is not None:
+        return Const("number", special[1], token, special[0])
+    found = _HEX.fullmatch(text)
+    if found is not None:
+        sign, digits, suffix = found.groups()
+        if sign:
+            raise _fail(error, "a hexadecimal constant cannot be signed", token)
+        if not suffix:
+            return Const("opaque", digits.lower(), token)
+        # ncgen reads hexadecimal integers as 32-bit unsigned, whatever their suffix.
+        return Const("number", min(int(digits, 16), 2**32 - 1), token, AtomicType.UINT)
+    found = _INTEGER.fullmatch(text)
+    if found is None:
+        last = text[-1]
+        if last in "fF":
+            return Const("number", float(np.float32(float(text[:-1]))), token, AtomicType.FLOAT)
+        body = text[:-1] if last in "dDlL" else text
+        return Const("number", float(body), token, AtomicType.DOUBLE)
+    sign, digits, suffix = found.groups()
+    letters = suffix.lower()
+    unsigned = "u" in letters
+    tag = _TAGS[letters.replace("u", ""), unsigned]
+    if digits[0] == "0":  # octal; a digit 8 or 9 ends the conversion, as strtoull does
+        octal = re.match(r"[0-7]*", digits).group(0)  # type: ignore[union-attr]
+        raw = int(octal, 8) if octal else 0
+    else:
+        raw = int(digits)
+    if raw >= 2**64:
+        raise _fail(error, f"integer constant out of range: {text}", token)
+    if sign == "-" and unsigned:
+        raise _fail(error, f"unsigned integer cannot be signed: {text}", token)
+    if tag is None:
+        value = raw - 2**64 if raw >= 2**63 else raw
+        if sign == "-":
+            value = -value
+        if -(2**31) <= value < 2**31:
+            return Const("number", value, token, AtomicType.INT)
+        if 0 <= value < 2**32:
+            return Const("number", value, token, AtomicType.UINT)
+        return Const("number", value, token, AtomicType.INT64 if value < 0 else AtomicType.UINT64)
+    value = -raw if sign == "-" else raw
+    if unsigned and value > tag.high:  # type: ignore[operator]
+        raise _fail(error, f"value out of range for {tag}: {text}", token)
+    return Const("number", wrap(value, tag), token, tag)
+
+
+def wrap(value: int, type: AtomicType) -> int:
+    """An integer cast to an integer type as C does (modulo 2**bits)."""
+    bits = 8 * type.size  # type: ignore[operator]
+    value &= (1 << bits) - 1
+    if type.low and value > type.high:  # type: ignore[operator]
+        value -= 1 << bits
+    return value
+
+
+def float_to_int(value: float, type: AtomicType) -> int:
+    """A float cast to an integer type as ncgen's C casts do on x86 (out of range: the
+    smallest int32 or int64, then wrapped)."""
+    small = type.size <= 4 and type is not AtomicType.UINT  # type: ignore[operator]
+    low, high = (-(2**31), 2**31) if small else (-(2**63), 2**63)
+    if math.isnan(value) or not low <= value < high:
+        return wrap(low, type)
+    return wrap(int(value), type)
+
+
+def _unescape(body: str, token: Token, error: ErrorMaker | None) -> bytes:
+    raw = body.encode("utf-8", "surrogateescape")
+    if b"\\" not in raw:
+        return raw
+
+    def one(found: re.Match[bytes]) -> bytes:
+        octal, hexa, other = found.groups()
+        if octal is not None:
+            return bytes([int(octal, 8) & 0xFF])
+        if hexa is not None:
+            return bytes([int(hexa, 16)])
+        if other in b"01234567":  # fewer than three octal digits
+            raise _fail(error, f"bad octal escape in {token.text}", token)
+        return _SIMPLE.get(other, other)
+
+    return _ESCAPE.sub(one, raw)
+
+
+def _time(call: Const, error: ErrorMaker) -> float:
+    name, args = call.value
+    if name.text != "time" or len(args) != 1 or constant(args[0]).kind != "text":
+        raise error(f"unknown function {name.text!r}; only time(\"date\") is known", name)
+    text = constant(args[0]).text()
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("T", " "))
+    except ValueError:
+        raise error(f"bad date {text!r} in time()", name) from None
+    return (moment - _EPOCH).total_seconds() / 3600
+
+
+# -- attributes -------------------------------------------------------------------------------
+
+
+def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
+    """One constant converted to a numeric or string type (C casts for numbers)."""
+    kind = item.kind
+    if kind == "call":
+        item = Const("number", _time(item, error), item.value[0], AtomicType.DOUBLE)
+        kind = "number"
+    if type is AtomicType.STRING:
+        if kind == "text":
+            return item.text().split("\x00", 1)[0]
+        if kind == "nil":
+            return ""
+        if kind in ("number", "char"):
+            return str(item.value)
+    elif kind in ("number", "char", "opaque"):
+        value = int(item.value, 16) if kind == "opaque" else item.value
+        if type.is_integer:
+            return float_to_int(value, type) if isinstance(value, float) else wrap(value, type)
+        return float(np.float32(value)) if type is AtomicType.FLOAT else float(value)
+    what = {"text": "a string", "nil": "NIL", "fill": "'_'", "enum": "a name"}.get(kind, "a list")
+    token = item.token
+    raise error(f"{what} is not a value of type {type}", token)
+
+
+def typed_attribute(type: AtomicType, items: list[Any], error: ErrorMaker) -> Any:
+    """The values of an attribute declared with an atomic type (char: one ``str``)."""
+    consts = [constant(item, error) for item in items]
+    if type is AtomicType.CHAR:
+        return _char_bytes(consts).decode("utf-8", "surrogateescape")
+    for item in consts:
+        if item.kind == "fill":
+            raise error("'_' is not allowed in an attribute", item.token)
+    return [_atomic_value(item, type, error) for item in consts]
+
+
+def infer_attribute(items: list[Any], name: Token, error: ErrorMaker) -> tuple[AtomicType, Any]:
+    """The type ncgen gives an untyped attribute, and its values."""
+    consts = [constant(item, error) for item in items]
+    if not consts or all(c.kind == "text" for c in consts):
+        return AtomicType.CHAR, b"".join(c.value for c in consts).decode("utf-8", "surrogateescape")
+    for c in consts:
+        if c.kind == "fill":
+            raise error("'_' is not allowed in an attribute", c.token)
+        if c.kind not in ("number", "char"):
+            where = c.token if c.token is not None else name
+            raise error(
+                "non-simple list of values for an untyped attribute (give it a type)", where
+            )
+    types = [c.type for c in consts]
+    if AtomicType.DOUBLE in types:
+        chosen = AtomicType.DOUBLE
+    elif AtomicType.FLOAT in types:
+        chosen = AtomicType.FLOAT
+    elif any(c.type is AtomicType.UINT64 and c.value > 2**63 - 1 for c in consts):
+        chosen = AtomicType.UINT64
+    else:
+        chosen = types[0]
+        for type in types[1:]:
+            if _RANK[type] >= _RANK[chosen]:  # type: ignore[index]
+                chosen = type
+    return chosen, [_atomic_value(c, chosen, error) for c in consts]  # type: ignore[arg-type]
+
+
+def _char_bytes(consts: list[Const]) -> bytes:
+    """Strings and characters concatenated (numbers are ignored, as ncgen does)."""
+    return b"".join(
+        c.value if c.kind == "text" else bytes([c.value & 0xFF]) if c.kind == "char" else b""
+        for c in consts
+    )
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+class Values:
+    """Converts data lists to numpy arrays for the variables of one group."""
+
+    def __init__(self, builder: _Builder, group: Group) -> None:
+        self.builder = builder
+        self.group = group
+        self.error = builder.error
+
+    def resolve(self, type: Any) -> AtomicType | UserType:
+        if isinstance(type, AtomicType):
+            return type
+        return self.builder.user_type(self.group, type)
+
+    # -- dtypes and fills ---------------------------------------------------------------
+
+    def dtype(self, type: AtomicType | UserType) -> np.dtype:
+        """The numpy dtype of a type as netCDF4 shows it (compounds C-aligned)."""
+        if isinstance(type, AtomicType):
+            if type is AtomicType.CHAR:
+                return np.dtype("S1")
+            if type is AtomicType.STRING:
+                return np.dtype(object)
+            return np.dtype(_CODES[type])
+        if isinstance(type, EnumType):
+            return self.dtype(type.base)  # type: ignore[arg-type]
+        if isinstance(type, CompoundType):
+            return np.dtype(
+                [
+                    (f.name, self.dtype(self.resolve(f.type)), f.shape) if f.shape
+                    else (f.name, self.dtype(self.resolve(f.type)))
+                    for f in type.fields
+                ],
+                align=True,
+            )
+        if isinstance(type, OpaqueType):
+            return np.dtype(f"V{type.size}")
+        return np.dtype(object)
+
+    def default_fill(self, type: AtomicType | UserType) -> Any:
+        if isinstance(type, AtomicType):
+            fill = DEFAULT_FILL[type]
+            return fill.encode() if type is AtomicType.CHAR else fill
+        if isinstance(type, EnumType):
+            return 0
+        if isinstance(type, OpaqueType):
+            return bytes(type.size)
+        if isinstance(type, VlenType):  # ncgen pads with one element of the base's fill
+            base = self.resolve(type.base)
+            return np.array([self.default_fill(base)], self.dtype(base))
+        assert isinstance(type, CompoundType)
+        fill = np.zeros((), self.dtype(type))
+        for f in type.fields:
+            fill[f.name] = self.default_fill(self.resolve(f.type))
+        return fill[()]
+
+    def fill_of(self, variable: Variable, type: AtomicType | UserType) -> Any:
+        attribute = variable.find_attribute("_FillValue")
+        if attribute is None:
+            return self.default_fill(type)
+        if type is AtomicType.CHAR:
+            return (attribute.values or "\x00").encode("utf-8", "surrogateescape")[:1]
+        value = attribute.values[0]
+        if isinstance(type, CompoundType):
+            return np.array(value, self.dtype(type))[()]
+        return value
+
+    # -- user-typed attributes --------------------------------------------------------
+
+    def attribute(self, type: UserType, items: list[Any], name: Token) -> list[Any]:
+        """The values of an attribute of a user-defined type, as model values."""
+        return [self.model_value(type, constant(item, self.error), name) for item in items]
+
+    def model_value(self, type: AtomicType | UserType, item: Const, where: Any) -> Any:
+        if item.kind == "fill":
+            raise self.error("'_' is not allowed in an attribute", item.token)
+        if isinstance(type, AtomicType):
+            if type is AtomicType.CHAR:
+                return _char_bytes([item]).decode("utf-8", "surrogateescape")
+            return _atomic_value(item, type, self.error)
+        if isinstance(type, EnumType):
+            return self.enum_value(type, item)
+        if isinstance(type, OpaqueType):
+            return self.opaque_value(type, item)
+        if item.kind != "braced":
+            raise self.error(f"a value of {type.kind} {type.name!r} needs braces", item.token)
+        # (a braced item has no token of its own: errors inside it point at its first value)
+        inner = [constant(i, self.error) for i in item.value]
+        if isinstance(type, VlenType):
+            base = self.resolve(type.base)
+            return [self.model_value(base, i, where) for i in inner]
+        assert isinstance(type, CompoundType)
+        if len(inner) > len(type.fields):
+            extra = inner[len(type.fields)]
+            raise self.error(
+                f"more values than the {len(type.fields)} fields of {type.name!r}",
+                _first_token(extra) or where,
+            )
+        values = []
+        for index, f in enumerate(type.fields):
+            ftype = self.resolve(f.type)
+            if index >= len(inner):
+                default = np.full(f.shape, self.default_fill(ftype), self.dtype(ftype))
+                values.append(default.tolist())
+            elif f.shape:
+                values.append(self.array_field(ftype, f.shape, inner[index]).tolist())
+            else:
+                values.append(self.model_value(ftype, inner[index], where))
+        return tuple(values)
+
+    def array_field(self, type: AtomicType | UserType, shape: tuple[int, ...], item: Const) -> Any:
+        if item.kind != "braced":
+            raise self.error("an array field needs braces", item.token)
+        inner = [constant(i, self.error) for i in item.value]
+        if type is AtomicType.CHAR:
+            return char_array(inner, shape, b"\x00")
+        fill = self.default_fill(type)
+        out = np.full(shape, fill, self.dtype(type))
+        flat = out.reshape(-1)
+        for index, i in enumerate(inner[: flat.size]):
+            flat[index] = self.element(type, i, fill)
+        return out
+
+    def enum_value(self, type: EnumType, item: Const) -> int:
+        if item.kind != "enum":
+            if item.kind == "number" and type.base is not AtomicType.CHAR:
+                return wrap(int(item.value), type.base)  # type: ignore[arg-type]
+            raise self.error(f"expected a member of enum {type.name!r}", item.token)
+        token = item.value
+        text = token.text
+        member = text.rsplit("/", 1)[-1]
+        if "." in member:
+            owner, member = member.rsplit(".", 1)
+            if unescape(owner) != type.name:
+                raise self.error(f"{text!r} is not a member of enum {type.name!r}", token)
+        wanted = unescape(member)
+        for m in type.members:
+            if m.name == wanted:
+                return m.value
+        raise self.error(f"{text!r} is not a member of enum {type.name!r}", token)
+
+    def opaque_value(self, type: OpaqueType, item: Const) -> bytes:
+        if item.kind != "opaque":
+            raise self.error(f"expected an opaque constant (0x...) for {type.name!r}", item.token)
+        digits = item.value + "0" * (len(item.value) % 2)
+        return bytes.fromhex(digits)[: type.size].ljust(type.size, b"\x00")
+
+    def element(self, type: AtomicType | UserType, item: Const, fill: Any) -> Any:
+        """One data element as numpy takes it."""
+        if item.kind == "fill":
+            return fill
+        if isinstance(type, VlenType):
+            base = self.resolve(type.base)
+            if item.kind != "braced":
+                raise self.error(f"a value of vlen type {type.name!r} needs braces", item.token)
+            inner = [constant(i, self.error) for i in item.value]
+            return self.flat_array(base, inner, len(inner), self.default_fill(base))
+        return self.model_value(type, item, item.token)
+
+    def flat_array(
+        self, type: AtomicType | UserType, items: list[Any], size: int, fill: Any
+    ) -> np.ndarray:
+        """``size`` elements from ``items`` (missing ones: ``fill``)."""
+        dtype = np.dtype(object) if isinstance(type, OpaqueType) else self.dtype(type)
+        if isinstance(items, np.ndarray):  # a packed run, already converted
+            if len(items) >= size:
+                return items[:size]
+            return np.concatenate([items, np.full(size - len(items), fill, dtype)])
+        out = np.empty(size, dtype)
+        if dtype.kind == "O" or dtype.fields is not None:
+            for index in range(size):
+                out[index] = fill
+        else:
+            out[...] = fill
+        for index, item in enumerate(items[:size]):
+            value = self.element(type, constant(item, self.error), fill)
+            if dtype.fields is not None:
+                out[index] = np.array(value, dtype)[()] if isinstance(value, tuple) else value
+            else:
+                out[index] = value
+        return out
+
+    # -- variables -------------------------------------------------------------------------
+
+    def plan(
+        self, variable: Variable, dims: list[Dimension], pending: Any
+    ) -> tuple[Any, Any] | None:
+        """The variable's data items (flattened as far as its type allows), after sizing its
+        unlimited dimensions from them; None when the CDL gives no data."""
+        if pending is None:
+            return None
+        _, _, items, ref = pending
+        type = self.resolve(variable.type)
+        if any(d.unlimited for d in dims[1:]):
+            if type is AtomicType.CHAR:
+                raise self.error(
+                    f"char data for {variable.name!r}, whose unlimited dimension is not the "
+                    "first, is not supported",
+                    ref,
+                )
+            tree = self.nest(dims, 0, self.builder.unpack(items))
+            _size_unlimited(dims, 0, tree)
+            return tree, ref
+        flat = self.builder.packed(items, type)
+        if flat is None:
+            items = self.builder.unpack(items)
+            flat = items if _is_flat(items) else _flatten(items, type)
+        if type is AtomicType.CHAR:
+            consts = [constant(item, self.error) for item in flat]
+            shape = [d.size for d in dims]
+            count = len(_char_segments(consts, shape[-1] if len(shape) > 1 else 0))
+            flat = consts
+        else:
+            count = len(flat)
+            if not dims and count > 1:
+                raise self.error(f"scalar variable {variable.name!r} has {count} values", ref)
+        if dims and dims[0].unlimited:
+            rest = math.prod(d.size for d in dims[1:])
+            records = -(-count // rest) if rest else 0
+            dims[0].size = max(dims[0].size, records)
+        return flat, ref
+
+    def nest(self, dims: list[Dimension], level: int, items: list[Any]) -> list[Any]:
+        """The items of one instance of ``dims[level:]`` as a list along ``dims[level]``,
+        nested one list per dimension; ncgen wants each instance of an unlimited dimension
+        other than the first in braces."""
+        if level == len(dims) - 1:
+            return items
+        if dims[level + 1].unlimited:
+            children = []
+            for item in items:
+                if item.__class__ is not list:
+                    raise self.error(
+                        "each instance of an unlimited dimension that is not the first needs "
+                        "braces",
+                        _first_token(item),
+                    )
+                children.append(self.nest(dims, level + 1, item))
+            return children
+        end = level + 1
+        while end < len(dims) and not dims[end].unlimited:
+            end += 1
+        chunk = math.prod(d.size for d in dims[level + 1 : end])
+        if not chunk:
+            return []
+        return [
+            self.nest(dims, level + 1, items[i : i + chunk]) for i in range(0, len(items), chunk)
+        ]
+
+    def place(self, type: Any, out: np.ndarray, tree: list[Any], fill: Any) -> None:
+        """Write nested data (see :meth:`nest`) into ``out``; the rest keeps the fill."""
+        if out.ndim == 1:
+            size = min(len(tree), out.shape[0])
+            out[:size] = self.flat_array(type, tree, size, fill)
+            return
+        for index, child in enumerate(tree[: out.shape[0]]):
+            self.place(type, out[index], child, fill)
+
+    def build(self, variable: Variable, shape: tuple[int, ...], plan: Any) -> np.ndarray:
+        """The variable's full array: its data, then fill values."""
+        type = self.resolve(variable.type)
+        fill = self.fill_of(variable, type)
+        size = math.prod(shape)
+        items = [] if plan is None else plan[0]
+        if type is AtomicType.CHAR:
+            return char_array(items, shape, fill)
+        if len(shape) > 1 and any(d.unlimited for d in self.builder.dimensions_of(variable)[1:]):
+            out = self.flat_array(type, [], size, fill).reshape(shape)
+            self.place(type, out, items, fill)
+            return out
+        return self.flat_array(type, items, size, fill).reshape(shape)
+
+
+def _size_unlimited(dims: list[Dimension], level: int, tree: list[Any]) -> None:
+    """Grow the unlimited dimensions to the longest list found at their level."""
+    if level == len(dims):
+        return
+    if dims[level].unlimited:
+        dims[level].size = max(dims[level].size, len(tree))
+    if level + 1 < len(dims):
+        for child in tree:
+            _size_unlimited(dims, level + 1, child)
+
+
+def _first_token(item: Any) -> Token | None:
+    """The first token of an item (of a braced list: of its first item)."""
+    while type(item) is Const and item.token is None and item.kind == "braced" and item.value:
+        item = item.value[0]
+    if type(item) is list:
+        return _first_token(item[0]) if item else None
+    return item if type(item) is Token else item.token if type(item) is Const else None
+
+
+def type_code(type: AtomicType) -> str:
+    """The numpy code of a numeric atomic type."""
+    return _CODES[type]
+
+
+_CODES = {
+    AtomicType.BYTE: "i1",
+    AtomicType.UBYTE: "u1",
+    AtomicType.SHORT: "i2",
+    AtomicType.USHORT: "u2",
+    AtomicType.INT: "i4",
+    AtomicType.UINT: "u4",
+    AtomicType.INT64: "i8",
+    AtomicType.UINT64: "u8",
+    AtomicType.FLOAT: "f4",
+    AtomicType.DOUBLE: "f8",
+}
+
+
+def _is_flat(items: list[Any]) -> bool:
+    return not any(type(item) is list for item in items)
+
+
+def _flatten(items: list[Any], type: AtomicType | UserType) -> list[Any]:
+    """Braces dropped, except around the values of compound and vlen types."""
+    if isinstance(type, (CompoundType, VlenType)):
+        return items
+    out: list[Any] = []
+    for item in items:
+        if item.__class__ is list:
+            out.extend(_flatten(item, type))
+        else:
+            out.append(item)
+    return out
+
+
+def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> bytes:
+    """Char data as ncgen lays it out: runs of characters merged into strings; with a row
+    length (rank >= 2), each string padded with ``fill`` to a multiple of it."""
+    pieces: list[bytes] = []
+    run: list[int] = []
+    for c in consts:
+        if c.kind == "char":
+            run.append(c.value & 0xFF)
+            continue
+        if run:
+            pieces.append(bytes(run))
+            run = []
+        if c.kind == "text":
+            pieces.append(c.value)
+        elif c.kind == "fill":
+            pieces.append(fill)
+    if run:
+        pieces.append(bytes(run))
+    if not row:
+        return b"".join(pieces)
+    return b"".join(p.ljust(max(1, -(-len(p) // row)) * row, fill) for p in pieces)
+
+
+def char_array(consts: list[Any], shape: tuple[int, ...] | list[int], fill: bytes) -> np.ndarray:
+    """Char data of ``shape`` (``S1``), padded with the fill character."""
+    shape = tuple(shape)
+    text = _char_segments([constant(c) for c in consts], shape[-1] if len(shape) > 1 else 0, fill)
+    size = math.prod(shape)
+    text = text[:size].ljust(size, fill)
+    return np.frombuffer(text, dtype="S1").reshape(shape).copy()
