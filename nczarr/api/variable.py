@@ -81,6 +81,7 @@ class Variable:
         "_endian",
         "_dims",
         "_quantization",
+        "_engine",
         "__weakref__",
     )
     __orthogonal_indexing__ = True
@@ -213,6 +214,7 @@ class Variable:
         self._conversion = None
         self._quantization: Any = _UNKNOWN
         self._dims = None
+        self._engine: tuple[int, Any] | None = None
         self._chunk_cache = _DEFAULT_CACHE
         self._scalar_shape = None
         type = node.type
@@ -239,7 +241,14 @@ class Variable:
 
     # -- the engine array --------------------------------------------------------------------
     def _array(self) -> Any:
-        return self._grp._shared.session.array(self._node)
+        """The engine array (kept while the session's renames and removals leave it be:
+        element-by-element loops would otherwise look it up by FQN each time)."""
+        session = self._grp._shared.session
+        generation = getattr(session, "generation", 0)
+        engine = self._engine
+        if engine is None or engine[0] != generation:
+            engine = self._engine = (generation, session.array(self._node))
+        return engine[1]
 
     # -- properties --------------------------------------------------------------------------
     @property

@@ -54,6 +54,9 @@ class Session:
         # whether the store holds a consolidated copy that the next change must drop first
         self._copy_stored = stored is not None and stored.consolidated
         self._arrays: dict[str, Array] = {}
+        #: counts the changes that can retire Array objects (renames, removals), so that
+        #: callers may keep the array of a variable while it has not changed
+        self.generation = 0
         # by id() of an unlimited dimension: the arrays (FQN, axes) that grow with it
         self._users: dict[int, list[tuple[str, list[int]]]] = {}
 
@@ -178,6 +181,7 @@ class Session:
         moves with it; variables that use a renamed dimension keep using it."""
         self._check_writable()
         self._users.clear()
+        self.generation += 1
         parent = node.parent
         if isinstance(node, (Variable, Group)) and parent is not None:
             old_fqn = node.fqn
@@ -215,6 +219,7 @@ class Session:
         """Drop the array of a variable removed from the tree (its data is deleted at sync)."""
         fqn = variable.fqn
         self._users.clear()
+        self.generation += 1
         self._arrays.pop(fqn, None)
         self.stored.arrays.pop(fqn, None)
         self.stored.storage.pop(fqn, None)

@@ -128,6 +128,24 @@ class DirectoryStore(Store):
         except OSError as exc:
             raise StoreError(f"cannot write {key!r} to {self!r}: {exc}") from exc
 
+    def overwrite(self, key: str, value: bytes | bytearray | memoryview) -> bool:
+        super().overwrite(key, value)
+        try:
+            fd = os.open(self._path(key), os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return False
+        try:
+            view = memoryview(value).cast("B")
+            if os.fstat(fd).st_size != len(view):
+                return False
+            while view:
+                view = view[os.write(fd, view) :]
+            return True
+        except OSError as exc:
+            raise StoreError(f"cannot write {key!r} to {self!r}: {exc}") from exc
+        finally:
+            os.close(fd)
+
     def _delete(self, key: str) -> None:
         path = self._path(key)
         try:

@@ -186,8 +186,13 @@ class ChunkWriter:
         chunks = list(chunks)
         if not chunks:
             return
-        encoded = _run([lambda k=k, c=c: self.encode(k, c) for k, c in chunks])
-        self.store.set_many({k: v for (k, _), v in zip(chunks, encoded) if v is not None})
+        tasks = [lambda k=k, c=c: self.encode(k, c) for k, c in chunks]
+        # a raw chunk's "encoding" is a copy under the GIL: threads would only wait on it
+        encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
+        values = {k: v for (k, _), v in zip(chunks, encoded) if v is not None}
+        if self.pipeline.is_raw:  # see Store.overwrite: in place when the chunk is stored
+            values = {k: v for k, v in values.items() if not self.store.overwrite(k, v)}
+        self.store.set_many(values)
         empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
         if empties:
             self.store.delete_many(empties)
@@ -463,6 +468,14 @@ class Array(Node):
 
     def _existing_chunk(self, key: str) -> np.ndarray:
         """A writable copy of a stored chunk (or a chunk of fill) for read-modify-write."""
+        if self._pipeline.is_raw:  # read straight into the chunk's array
+            chunk = np.empty(self.chunks, dtype=self.dtype, order=self.metadata.order)
+            try:
+                found = self.store.get_into(key, memoryview(chunk.reshape(-1, order="A")).cast("B"))
+            except StoreError:
+                found = None  # another size than a raw chunk has: let the pipeline say why
+            if found is not None:
+                return chunk if found else np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
         try:
             data = self.store.get(key)
         except KeyError:

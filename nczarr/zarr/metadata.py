@@ -156,8 +156,14 @@ class _ArrayCommon(_Node):
         return self.data_type.default_fill() if self.fill_value is None else self.fill_value
 
     def with_shape(self, new_shape: Sequence[int]) -> Self:
-        """The same metadata for a resized array (same number of dimensions)."""
-        return replace(self, shape=tuple(new_shape))  # type: ignore[type-var]
+        """The same metadata for a resized array (same number of dimensions; only the shape
+        is checked again: appending record by record calls this for every record)."""
+        shape = _shape(new_shape, "shape", 0)
+        if len(shape) != len(self.shape):
+            raise MetadataError(f"cannot resize {len(self.shape)} dimensions to shape {list(shape)}")
+        new = copy.copy(self)
+        _set(new, "shape", shape)
+        return new
 
     def with_attributes(self, attrs: Mapping[str, Any]) -> Self:
         """The same metadata with the attributes replaced (the rest was checked when it was

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nczarr.errors import StoreError
+from nczarr.errors import ReadOnlyError, StoreError
 from nczarr.store import DirectoryStore
 from nczarr.store._files import TEMP_PREFIX
 
@@ -166,3 +166,15 @@ def test_get_into_reads_a_whole_file_into_an_array(tmp_path: Path) -> None:
         store.get_into("c/0", np.empty(10, dtype="<f8"))
     assert store.get_into("c/1", out) is False
     assert store.get_into("c", out) is False  # a directory is no key
+
+
+def test_overwrite_in_place_only_over_a_value_of_the_same_size(tmp_path):
+    store = DirectoryStore(tmp_path)
+    store.set("a/k", b"12345678")
+    inode = (tmp_path / "a" / "k").stat().st_ino
+    assert store.overwrite("a/k", b"abcdefgh") is True
+    assert store.get("a/k") == b"abcdefgh" and (tmp_path / "a" / "k").stat().st_ino == inode
+    assert store.overwrite("a/k", b"short") is False and store.get("a/k") == b"abcdefgh"
+    assert store.overwrite("a/missing", b"x") is False and not store.exists("a/missing")
+    with pytest.raises(ReadOnlyError):
+        DirectoryStore(tmp_path, read_only=True).overwrite("a/k", b"zzzzzzzz")

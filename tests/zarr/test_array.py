@@ -317,3 +317,23 @@ def test_concurrent_reads_from_many_threads_agree(tmp_path):
         results = list(pool.map(lambda s: b[s], selections))
     for s, got in zip(selections, results):
         np.testing.assert_array_equal(got, outer_index(ref, s))
+
+
+def test_stored_raw_chunks_are_rewritten_in_place_and_others_replaced(tmp_path):
+    """Replacing a file costs far more than writing over it; an uncompressed chunk written
+    over in place keeps every element whole (see Store.overwrite), a compressed one cannot."""
+    store = DirectoryStore(tmp_path)
+    raw = make(store, shape=(8,), chunks=(4,), dtype="f8")
+    packed = create_array(store, "z", zarr_format=3, shape=(8,), chunks=(4,), dtype="f8", fill_value=-1,
+                          compressors=[{"name": "gzip", "configuration": {"level": 1}}])
+    for array in (raw, packed):
+        array[:] = np.arange(8)
+    raw_chunk, packed_chunk = tmp_path / "a" / "c" / "0", tmp_path / "z" / "c" / "0"
+    before = raw_chunk.stat().st_ino, packed_chunk.stat().st_ino
+    for array in (raw, packed):
+        array[1] = 10
+        array.flush()
+    assert raw_chunk.stat().st_ino == before[0]
+    assert packed_chunk.stat().st_ino != before[1]
+    for name in ("a", "z"):
+        assert open_array(store, name)[:].tolist() == [0, 10, 2, 3, 4, 5, 6, 7]

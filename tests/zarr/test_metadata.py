@@ -319,7 +319,7 @@ def test_common_properties_and_with_shape():
     assert v3.with_shape([1, 1]).shape == (1, 1)
     assert v3.fill_value_or_default == 4
     assert v3.chunk_grid == {"name": "regular", "configuration": {"chunk_shape": [2, 2]}}
-    with pytest.raises(MetadataError, match=r"chunk_shape \[2, 2\] does not match the 1 dimensions"):
+    with pytest.raises(MetadataError, match=r"cannot resize 2 dimensions to shape \[4\]"):
         v3.with_shape((4,))
 
 
