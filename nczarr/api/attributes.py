@@ -50,6 +50,13 @@ def from_python(
     §2.10). ``force_string``: text becomes NC_STRING (``setncattr_string``,
     ``set_ncstring_attrs``); ``classic``: the classic data model (no NC_STRING, no 64-bit
     Python ints)."""
+    kind = type(value)
+    if kind is float:  # the common cases first: no numpy round trip
+        return AtomicType.DOUBLE, [value]
+    if kind is int and not classic and -(2**63) <= value < 2**63:
+        return AtomicType.INT64, [value]
+    if kind is str and value.isascii() and not force_string:
+        return AtomicType.CHAR, value
     if isinstance(value, (str, bytes, np.str_, np.bytes_)):
         text = _bytes_text(value) if isinstance(value, bytes) else str(value)
         if (force_string or not text.isascii() and not isinstance(value, bytes)) and not classic:
@@ -74,13 +81,13 @@ def from_python(
         array = array.astype("i8")  # Python ints
     if classic and array.dtype.str[1:] in ("i8", "u8"):
         array = array.astype("i4")  # netCDF4 wraps 64-bit integers silently in the classic model
-    type = atomic_type_of(array.dtype) if array.dtype.kind in "iuf" else None
-    if type is None:
+    atomic = atomic_type_of(array.dtype) if array.dtype.kind in "iuf" else None
+    if atomic is None:
         raise DataTypeError(
             f"illegal data type for attribute {name.encode()!r}, must be one of "
             f"dict_keys({list(PRIMITIVE_CODES)!r}), got {array.dtype.str[1:]}"
         )
-    return type, [v.item() for v in array.ravel()]
+    return atomic, [v.item() for v in array.ravel()]
 
 
 def variables_by_attributes(variables: Iterable[Any], conditions: dict[str, Any]) -> list[Any]:

@@ -67,7 +67,6 @@ class Variable:
         "_node",
         "_kind",
         "_dtype",
-        "_stored_dtype",
         "_usertype",
         "_mask",
         "_scale",
@@ -77,7 +76,6 @@ class Variable:
         "_conversion",
         "_contiguous",
         "_chunk_cache",
-        "_scalar_shape",
         "_endian",
         "_dims",
         "_quantization",
@@ -216,7 +214,6 @@ class Variable:
         self._dims = None
         self._engine: tuple[int, Any] | None = None
         self._chunk_cache = _DEFAULT_CACHE
-        self._scalar_shape = None
         type = node.type
         if isinstance(type, AtomicType):
             self._kind = {AtomicType.STRING: "string", AtomicType.CHAR: "char"}.get(type, "atomic")
@@ -231,7 +228,6 @@ class Variable:
             self._kind, self._dtype = "opaque", usertype.dtype
         if endian != "native" and self._dtype.kind in "iuf":
             self._dtype = self._dtype.newbyteorder(">" if endian == "big" else "<")
-        self._stored_dtype = None
 
     def _atomic(self) -> AtomicType:
         type = self._node.type

@@ -124,7 +124,9 @@ class Session:
             metadata = self.stored.arrays.get(fqn)
             if metadata is None:
                 raise FormatError(f"variable {fqn} has no array: define() it first")
-            array = Array(self.store, path_of(fqn), metadata, read_only=self.read_only)
+            # data are visible to other readers after sync() or close(), as in netCDF: chunks
+            # can be stored behind the caller
+            array = Array(self.store, path_of(fqn), metadata, read_only=self.read_only, write_behind=True)
             self._arrays[fqn] = array
         return array
 

@@ -8,9 +8,10 @@ import logging
 import os
 import threading
 import weakref
+import collections
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -163,12 +164,28 @@ class ChunkCache:
 
 class ChunkWriter:
     """Encodes chunks and stores them; held apart from the Array so a finalizer can flush
-    the cache without keeping the Array alive."""
+    the cache without keeping the Array alive.
 
-    def __init__(self, store: Store, pipeline: CodecPipeline, write_empty_chunks: bool) -> None:
+    With ``behind``, storing happens behind the caller, in one I/O thread shared by all
+    arrays: a program that writes chunk after chunk (records appended one at a time) computes
+    the next while the last goes to disk. Until a chunk is stored its key is *pending*:
+    readers of the array :meth:`settle` the keys they read first; :meth:`drain` waits for
+    everything and raises a failure of any write (as does the next :meth:`write`). At most
+    ``MAX_PENDING_BYTES`` are held at once. Other readers of the store see the chunks once
+    the array is flushed."""
+
+    MAX_PENDING_BYTES = 64 * 1024 * 1024
+
+    def __init__(self, store: Store, pipeline: CodecPipeline, write_empty_chunks: bool, behind: bool = False) -> None:
         self.store = store
         self.pipeline = pipeline
         self.write_empty_chunks = write_empty_chunks
+        self.behind = behind
+        self._pending: collections.Counter[str] = collections.Counter()  # key -> batches holding it
+        self._batches: collections.deque[tuple[Future[None], int, list[str]]] = collections.deque()
+        self._pending_bytes = 0
+        # the queue of batches is shared by the writing thread and by readers in the pool
+        self._lock = threading.RLock()
 
     def encode(self, key: str, chunk: np.ndarray) -> bytes | bytearray | memoryview | None:
         """Encoded bytes, or None when the chunk is all fill and need not be stored."""
@@ -184,21 +201,82 @@ class ChunkWriter:
         chunks). The batch is the store's to parallelise: a remote store overlaps requests,
         while a local directory writes faster one file at a time."""
         chunks = list(chunks)
+        self._reap()
         if not chunks:
             return
         tasks = [lambda k=k, c=c: self.encode(k, c) for k, c in chunks]
         # a raw chunk's "encoding" is a copy under the GIL: threads would only wait on it
         encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
         values = {k: v for (k, _), v in zip(chunks, encoded) if v is not None}
+        empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
+        if not self.behind:
+            self._store(values, empties)
+            return
+        keys = [k for k, _ in chunks]
+        size = sum(getattr(v, "nbytes", None) or len(v) for v in values.values())
+        with self._lock:
+            try:
+                future = _io_pool().submit(self._store, values, empties)
+            except RuntimeError:  # the interpreter is exiting: store here and now
+                self._store(values, empties)
+                return
+            self._pending.update(keys)
+            self._batches.append((future, size, keys))
+            self._pending_bytes += size
+            while self._pending_bytes > self.MAX_PENDING_BYTES and self._batches:
+                self._finish_oldest()
+
+    def _store(self, values: dict[str, Any], empties: list[str]) -> None:
         if self.pipeline.is_raw:  # see Store.overwrite: in place when the chunk is stored
             values = {k: v for k, v in values.items() if not self.store.overwrite(k, v)}
         self.store.set_many(values)
-        empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
         if empties:
             self.store.delete_many(empties)
 
+    def _finish_oldest(self) -> None:
+        """Wait for the oldest batch (the caller holds the lock)."""
+        future, size, keys = self._batches.popleft()
+        self._pending_bytes -= size
+        try:
+            future.result()
+        finally:
+            self._pending.subtract(keys)
+            self._pending = +self._pending  # drop the keys no batch holds any more
+
+    def _reap(self) -> None:
+        """Collect the batches already stored (raising the first failure)."""
+        with self._lock:
+            while self._batches and self._batches[0][0].done():
+                self._finish_oldest()
+
+    def settle(self, keys: Iterable[str]) -> None:
+        """Wait until none of ``keys`` is still being stored."""
+        with self._lock:
+            if self._pending and any(k in self._pending for k in keys):
+                self.drain()
+
+    def drain(self) -> None:
+        """Wait for every batch; raise the first failure."""
+        with self._lock:
+            while self._batches:
+                self._finish_oldest()
+
     def flush(self, cache: ChunkCache) -> None:
         self.write(cache.take_dirty())
+        self.drain()
+
+
+_io: ThreadPoolExecutor | None = None
+
+
+def _io_pool() -> ThreadPoolExecutor:
+    """The one thread that stores chunks behind the writers (a local disk is fastest written
+    one file at a time; remote stores parallelise inside set_many)."""
+    global _io
+    with _pool_lock:
+        if _io is None:
+            _io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-io")
+        return _io
 
 
 def _flush_at_exit(writer: ChunkWriter, cache: ChunkCache, path: str) -> None:
@@ -223,12 +301,15 @@ class Array(Node):
         read_only: bool = False,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         write_empty_chunks: bool = False,
+        write_behind: bool = False,
     ) -> None:
+        """``write_behind``: chunks are stored in the background (see :class:`ChunkWriter`);
+        other readers of the store see them after :meth:`flush`."""
         super().__init__(store, path, metadata, read_only=read_only)
         self._pipeline = build_pipeline(metadata)
         self._prefix = key_prefix(path)
         self._cache = ChunkCache(cache_bytes)
-        self._writer = ChunkWriter(store, self._pipeline, write_empty_chunks)
+        self._writer = ChunkWriter(store, self._pipeline, write_empty_chunks, behind=write_behind)
         # Dirty chunks reach the store even if the caller forgets flush().
         self._finalizer = weakref.finalize(self, _flush_at_exit, self._writer, self._cache, path)
 
@@ -381,6 +462,7 @@ class Array(Node):
     def _load(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
         if not pending:
             return
+        self._writer.settle(k for k, _ in pending)
         if self.store.prefers_concurrency:
             for i in range(0, len(pending), BATCH_SIZE):
                 batch = pending[i : i + BATCH_SIZE]
@@ -468,10 +550,11 @@ class Array(Node):
 
     def _existing_chunk(self, key: str) -> np.ndarray:
         """A writable copy of a stored chunk (or a chunk of fill) for read-modify-write."""
+        self._writer.settle((key,))
         if self._pipeline.is_raw:  # read straight into the chunk's array
             chunk = np.empty(self.chunks, dtype=self.dtype, order=self.metadata.order)
             try:
-                found = self.store.get_into(key, memoryview(chunk.reshape(-1, order="A")).cast("B"))
+                found = self.store.get_into(key, chunk.reshape(-1, order="A").view(np.uint8))
             except StoreError:
                 found = None  # another size than a raw chunk has: let the pipeline say why
             if found is not None:
@@ -568,4 +651,5 @@ class Array(Node):
 
     def nbytes_stored(self) -> int:
         """Bytes of the array's stored chunks and metadata."""
+        self._writer.drain()
         return sum(self.store.getsize(k) for k in self.store.list_prefix(self._prefix))

@@ -11,6 +11,7 @@ import pytest
 from nczarr.errors import CodecError, NCZarrError, ReadOnlyError, SelectionError
 from nczarr.store import DirectoryStore, MemoryStore
 from nczarr.zarr import create_array, open_array
+from nczarr.zarr.array import Array
 
 FORMATS = [2, 3]
 
@@ -337,3 +338,32 @@ def test_stored_raw_chunks_are_rewritten_in_place_and_others_replaced(tmp_path):
     assert packed_chunk.stat().st_ino != before[1]
     for name in ("a", "z"):
         assert open_array(store, name)[:].tolist() == [0, 10, 2, 3, 4, 5, 6, 7]
+
+
+def test_write_behind_reads_its_own_writes_and_reports_failures(tmp_path):
+    """Chunks stored behind the caller: reads and partial writes of pending chunks wait for
+    them, other readers see them after flush, and a failed store surfaces at flush."""
+    store = DirectoryStore(tmp_path)
+    ref = np.zeros((40, 30), "f8")
+    metadata = create_array(store, "b", zarr_format=3, shape=ref.shape, chunks=(4, 3), dtype="f8", fill_value=0).metadata
+    a = Array(store, "b", metadata, write_behind=True)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        i, j = rng.integers(0, 36), rng.integers(0, 27)
+        block = rng.random((4, 3))
+        a[i : i + 4, j : j + 3] = block  # whole chunks when aligned, partial otherwise
+        ref[i : i + 4, j : j + 3] = block
+        if rng.random() < 0.2:
+            np.testing.assert_array_equal(a[:], ref)
+    a.flush()
+    np.testing.assert_array_equal(open_array(store, "b")[:], ref)
+
+    class Failing(MemoryStore):
+        def _set_many(self, items):
+            raise OSError("disk full")
+
+    failing = Failing()
+    c = Array(failing, "c", a.metadata, write_behind=True)
+    c[0:4, 0:3] = 1.0  # a whole chunk: stored behind the caller
+    with pytest.raises(OSError, match="disk full"):
+        c.flush()
