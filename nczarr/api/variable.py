@@ -399,8 +399,9 @@ class Variable:
         return self._grp._shared
 
     def _changed_attribute(self) -> None:
-        self._conversion = None
-        self._quantization = _UNKNOWN
+        forget = object.__setattr__  # not through __setattr__: this runs for every attribute set
+        forget(self, "_conversion", None)
+        forget(self, "_quantization", _UNKNOWN)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__") and name != "__dict__":

@@ -582,7 +582,11 @@ def keep_chunk_keys(metadata: ArrayMetadata, stored: ArrayMetadata | None) -> Ar
     if stored is None or stored.zarr_format != metadata.zarr_format:
         return metadata
     if isinstance(metadata, ArrayMetadataV3):
+        if (metadata.chunk_key_encoding, metadata.separator) == (stored.chunk_key_encoding, stored.separator):  # type: ignore[union-attr]
+            return metadata
         return replace(metadata, chunk_key_encoding=stored.chunk_key_encoding, separator=stored.separator)  # type: ignore[union-attr]
+    if metadata.dimension_separator == stored.dimension_separator:  # type: ignore[union-attr]
+        return metadata
     return replace(metadata, dimension_separator=stored.dimension_separator)  # type: ignore[union-attr]
 
 

@@ -212,6 +212,8 @@ class ChunkWriter:
         if not self.behind:
             self._store(values, empties)
             return
+        # the caller may change its array as soon as we return: store copies of any views
+        values = {k: v if isinstance(v, bytes) else bytes(v) for k, v in values.items()}
         keys = [k for k, _ in chunks]
         size = sum(getattr(v, "nbytes", None) or len(v) for v in values.values())
         with self._lock:

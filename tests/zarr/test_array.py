@@ -358,6 +358,12 @@ def test_write_behind_reads_its_own_writes_and_reports_failures(tmp_path):
     a.flush()
     np.testing.assert_array_equal(open_array(store, "b")[:], ref)
 
+    buffer = np.ones((4, 3))
+    a[0:4, 0:3] = buffer  # a whole raw chunk: its bytes are taken before the call returns
+    buffer[:] = 7
+    a.flush()
+    assert (open_array(store, "b")[0:4, 0:3] == 1).all()
+
     class Failing(MemoryStore):
         def _set_many(self, items):
             raise OSError("disk full")
