@@ -418,10 +418,7 @@ class Dataset:
         if name in _SLOTS:
             object.__setattr__(self, name, value)
         elif name in RESERVED:
-            raise AttributeNotFoundError(
-                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot rebind. "
-                "Use setncattr instead."
-            )
+            raise reserved_error(name, "rebind", "setncattr")
         else:
             if not self._shared.open:
                 raise DatasetStateError(_NOT_VALID_ID)
@@ -431,10 +428,7 @@ class Dataset:
 
     def __delattr__(self, name: str) -> None:
         if name in RESERVED or name in _SLOTS:
-            raise AttributeNotFoundError(
-                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot delete. "
-                "Use delncattr instead."
-            )
+            raise reserved_error(name, "delete", "delncattr")
         self.delncattr(name)
 
     # -- dimensions -----------------------------------------------------------------------
@@ -713,6 +707,13 @@ def _close_at_exit(shared: _Shared) -> None:
         shared.close()
     except Exception:
         log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
+
+
+def reserved_error(name: str, verb: str, instead: str) -> AttributeNotFoundError:
+    """netCDF4's error for rebinding or deleting a reserved Python attribute."""
+    return AttributeNotFoundError(
+        f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot {verb}. Use {instead} instead."
+    )
 
 
 def _root(group: Dataset) -> Dataset:

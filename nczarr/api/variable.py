@@ -411,15 +411,12 @@ class Variable:
         return self.getncattr(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        from nczarr.api.dataset import RESERVED
+        from nczarr.api.dataset import RESERVED, reserved_error
 
         if name in _SLOTS:
             object.__setattr__(self, name, value)
         elif name in RESERVED:
-            raise AttributeNotFoundError(
-                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot rebind. "
-                "Use setncattr instead."
-            )
+            raise reserved_error(name, "rebind", "setncattr")
         elif name == "_FillValue":
             raise AttributeNotFoundError(_FILL_AFTER_CREATION)
         else:
@@ -432,13 +429,10 @@ class Variable:
             self.setncattr(name, value)
 
     def __delattr__(self, name: str) -> None:
-        from nczarr.api.dataset import RESERVED
+        from nczarr.api.dataset import RESERVED, reserved_error
 
         if name in RESERVED or name in _SLOTS:
-            raise AttributeNotFoundError(
-                f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot delete. "
-                "Use delncattr instead."
-            )
+            raise reserved_error(name, "delete", "delncattr")
         self.delncattr(name)
 
     # -- storage reports ---------------------------------------------------------------------

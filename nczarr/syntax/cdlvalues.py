@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nczarr.formats.common import DEFAULT_FILL
+from nczarr.formats.common import DEFAULT_FILL, numpy_dtype
 from nczarr.model import (
     AtomicType,
     CompoundType,
@@ -341,7 +341,7 @@ class Values:
                 return np.dtype("S1")
             if type is AtomicType.STRING:
                 return np.dtype(object)
-            return np.dtype(_CODES[type])
+            return np.dtype(type_code(type))
         if isinstance(type, EnumType):
             return self.dtype(type.base)  # type: ignore[arg-type]
         if isinstance(type, CompoundType):
@@ -612,22 +612,10 @@ def _first_token(item: Any) -> Token | None:
 
 
 def type_code(type: AtomicType) -> str:
-    """The numpy code of a numeric atomic type."""
-    return _CODES[type]
+    """The numpy code of a numeric atomic type (``i2``, ``f8``...)."""
+    return numpy_dtype(type).str[1:]
 
 
-_CODES = {
-    AtomicType.BYTE: "i1",
-    AtomicType.UBYTE: "u1",
-    AtomicType.SHORT: "i2",
-    AtomicType.USHORT: "u2",
-    AtomicType.INT: "i4",
-    AtomicType.UINT: "u4",
-    AtomicType.INT64: "i8",
-    AtomicType.UINT64: "u8",
-    AtomicType.FLOAT: "f4",
-    AtomicType.DOUBLE: "f8",
-}
 
 
 def _is_flat(items: list[Any]) -> bool:
