@@ -21,6 +21,13 @@ def _report(findings: Sequence[object], all_clear: str) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
+    from nczarr.convert.sources import file_kind
+
+    if file_kind(args.store) is not None:
+        from nczarr.convert.info import describe_file
+
+        sys.stdout.write(describe_file(args.store))
+        return 0
     from nczarr.zarr.info import describe
 
     sys.stdout.write(describe(args.store))
@@ -237,8 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    info = sub.add_parser("info", help="show the groups and arrays of a store as a tree")
-    info.add_argument("store", help="a directory, .zip file or fsspec URL")
+    info = sub.add_parser("info", help="show the groups and arrays of a store (or a netCDF file) as a tree")
+    info.add_argument("store", help="a directory, .zip file, fsspec URL or netCDF file")
     info.set_defaults(run=_info)
 
     validate = sub.add_parser("validate", help="check a model-text file and print every problem")

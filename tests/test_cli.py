@@ -81,3 +81,16 @@ def test_dump_prints_what_ncdump_prints(tmp_path, capsysbinary):
     with nczarr.Dataset(path) as ds:
         assert ds.tocdl().startswith("netcdf d {") and "v:units" in ds.tocdl()
         assert "data:" in ds.tocdl(data=True)
+
+
+def test_info_describes_netcdf_files(tmp_path, capsys):
+    import netCDF4
+
+    path = tmp_path / "f.nc"
+    with netCDF4.Dataset(path, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("t", None)
+        ds.createDimension("x", 2)
+        ds.createVariable("v", "f4", ("t", "x"))[0] = [1, 2]
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{path} (NETCDF3_CLASSIC, NETCDF3)", "  t = UNLIMITED (1)", "  x = 2", "  v (t, x): float32"]
