@@ -175,6 +175,9 @@ class ChunkWriter:
     the array is flushed."""
 
     MAX_PENDING_BYTES = 64 * 1024 * 1024
+    #: Batches larger than this are stored at once (copying them would cost more than the
+    #: overlap gains: the caller has no more work in the same call).
+    MAX_BEHIND_BATCH = 8 * 1024 * 1024
 
     def __init__(self, store: Store, pipeline: CodecPipeline, write_empty_chunks: bool, behind: bool = False) -> None:
         self.store = store
@@ -209,13 +212,16 @@ class ChunkWriter:
         encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
         values = {k: v for (k, _), v in zip(chunks, encoded) if v is not None}
         empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
-        if not self.behind:
+        size = sum(getattr(v, "nbytes", None) or len(v) for v in values.values())
+        if not self.behind or size > self.MAX_BEHIND_BATCH:
+            # a big batch leaves the caller nothing to do meanwhile: store it now (after any
+            # older batch holding the same keys)
+            self.settle(k for k, _ in chunks)
             self._store(values, empties)
             return
         # the caller may change its array as soon as we return: store copies of any views
         values = {k: v if isinstance(v, bytes) else bytes(v) for k, v in values.items()}
         keys = [k for k, _ in chunks]
-        size = sum(getattr(v, "nbytes", None) or len(v) for v in values.values())
         with self._lock:
             try:
                 future = _io_pool().submit(self._store, values, empties)
