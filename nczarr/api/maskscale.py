@@ -186,7 +186,7 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
     def as_data(value: np.ndarray) -> np.ndarray:
         return value.view(_unsigned_dtype(dtype)) if view_unsigned else value
 
-    mask = np.zeros(data.shape, np.bool_)
+    masks: list[np.ndarray] = []  # OR-ed once at the end: one pass and no zeros for the usual single test
     fill_value: Any = None
 
     missing = _usable_attribute(conversion, "missing_value")
@@ -198,16 +198,16 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
             missing_mask |= np.isnan(data) if _is_nan(candidate) else data == candidate
         if missing_mask.any():
             fill_value = candidates[0]
-            mask |= missing_mask
+            masks.append(missing_mask)
 
     declared_fill = _usable_attribute(conversion, "_FillValue")
     if declared_fill is not None:
         fill = as_data(declared_fill)
-        mask |= np.isnan(data) if _is_nan(fill) else data == fill
+        masks.append(np.isnan(data) if _is_nan(fill) else data == fill)
     elif not conversion.is_vlen and (conversion.fill_mode or conversion.key not in _BYTE_TYPES):
         # The library default masks too, but not for bytes whose fill is off (netCDF4 #209),
         # and it is compared with the data as stored, without the _Unsigned view.
-        mask |= data == np.array(default_fillvals[conversion.key], dtype)
+        masks.append(data == np.array(default_fillvals[conversion.key], dtype))
 
     valid_range = _usable_attribute(conversion, "valid_range")
     valid_min = _usable_attribute(conversion, "valid_min")
@@ -218,9 +218,9 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
         low, high = valid_min, valid_max
     if dtype.kind != "S":  # never for char data
         if low is not None:
-            mask |= data < as_data(low)
+            masks.append(data < as_data(low))
         if high is not None:
-            mask |= data > as_data(high)
+            masks.append(data > as_data(high))
 
     # The masked array's fill: the first missing value if any matched, else _FillValue, else
     # the default (a Python int for bytes, which numpy refuses under the _Unsigned view).
@@ -232,6 +232,9 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
         else:
             fill_value = np.array(default_fillvals[conversion.key], dtype)
 
+    mask = masks[0] if masks else np.zeros(data.shape, np.bool_)
+    for more in masks[1:]:
+        mask |= more
     masked_any = bool(mask.any())
     result = ma.masked_array(data, mask=mask, fill_value=fill_value) if masked_any else (
         ma.masked_array(data)
