@@ -248,8 +248,12 @@ class ChunkWriter:
         try:
             future.result()
         finally:
-            self._pending.subtract(keys)
-            self._pending = +self._pending  # drop the keys no batch holds any more
+            pending = self._pending
+            for key in keys:
+                if pending[key] <= 1:
+                    del pending[key]  # no batch holds it any more
+                else:
+                    pending[key] -= 1
 
     def _reap(self) -> None:
         """Collect the batches already stored (raising the first failure)."""
