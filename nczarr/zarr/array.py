@@ -251,7 +251,7 @@ class ChunkWriter:
             pending = self._pending
             for key in keys:
                 if pending[key] <= 1:
-                    del pending[key]  # no batch holds it any more
+                    pending.pop(key, None)  # no batch holds it any more
                 else:
                     pending[key] -= 1
 
