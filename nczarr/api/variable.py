@@ -204,30 +204,28 @@ class Variable:
         return handle
 
     def _bind(self, grp: Dataset, node: ModelVariable, usertype: Any, endian: str) -> None:
-        self._grp = grp
-        self._node = node
-        self._usertype = usertype
-        self._mask = self._scale = self._always_mask = self._chartostring = True
-        self._ncstring_attrs = grp._ncstring_attrs
-        self._conversion = None
-        self._quantization: Any = _UNKNOWN
-        self._dims = None
-        self._engine: tuple[int, Any] | None = None
-        self._chunk_cache = _DEFAULT_CACHE
         type = node.type
         if isinstance(type, AtomicType):
-            self._kind = {AtomicType.STRING: "string", AtomicType.CHAR: "char"}.get(type, "atomic")
-            self._dtype = np.dtype(object) if type is AtomicType.STRING else dtype_of(type)
-        elif isinstance(usertype, EnumType):
-            self._kind, self._dtype = "enum", usertype.dtype
-        elif isinstance(usertype, CompoundType):
-            self._kind, self._dtype = "compound", usertype.dtype
-        elif isinstance(usertype, VLType):
-            self._kind, self._dtype = "vlen", usertype.dtype
+            kind = {AtomicType.STRING: "string", AtomicType.CHAR: "char"}.get(type, "atomic")
+            dtype = np.dtype(object) if type is AtomicType.STRING else dtype_of(type)
         else:
-            self._kind, self._dtype = "opaque", usertype.dtype
-        if endian != "native" and self._dtype.kind in "iuf":
-            self._dtype = self._dtype.newbyteorder(">" if endian == "big" else "<")
+            kind = (
+                "enum" if isinstance(usertype, EnumType)
+                else "compound" if isinstance(usertype, CompoundType)
+                else "vlen" if isinstance(usertype, VLType)
+                else "opaque"
+            )
+            dtype = usertype.dtype
+        if endian != "native" and dtype.kind in "iuf":
+            dtype = dtype.newbyteorder(">" if endian == "big" else "<")
+        state = {
+            "_grp": grp, "_node": node, "_usertype": usertype, "_kind": kind, "_dtype": dtype,
+            "_mask": True, "_scale": True, "_always_mask": True, "_chartostring": True,
+            "_ncstring_attrs": grp._ncstring_attrs, "_conversion": None, "_quantization": _UNKNOWN,
+            "_dims": None, "_engine": None, "_chunk_cache": _DEFAULT_CACHE,
+        }
+        for name, value in state.items():  # not through __setattr__: opening binds thousands
+            object.__setattr__(self, name, value)
 
     def _atomic(self) -> AtomicType:
         type = self._node.type

@@ -214,3 +214,25 @@ def test_the_api_writes_real_netcdf_files(tmp_path: Path, fmt: str) -> None:
     with netCDF4.Dataset(path) as ds:
         assert ds.data_model == fmt and ds["v"].units == "K"
         assert ds["v"][:].tolist() == [[1, 2, 3], [4, 5, 6]] and ds.dimensions["t"].isunlimited()
+
+
+def test_progress_bar_on_a_terminal_only() -> None:
+    import io
+
+    from nczarr.convert.copy import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal, pipe = Terminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        bar = ProgressBar(stream)
+        bar(50_000_000, 200_000_000)
+        bar(200_000_000, 200_000_000)
+        bar.finish()
+    assert "100.0%" in terminal.getvalue() and terminal.getvalue().endswith("\n")
+    assert pipe.getvalue() == ""
+    quiet = Terminal()
+    ProgressBar(quiet, quiet=True)(1, 2)
+    assert quiet.getvalue() == ""
