@@ -186,8 +186,10 @@ def normalise(
             np.broadcast_shapes(shape, data_shape)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
-    if put and data_shape and unlimited:
-        data_shape = _padded_data_shape(elems, shape, unlimited, data_shape)
+    if put and data_shape:
+        # netCDF4 spreads the data shape over the axes even where no axis is unlimited, and
+        # fails the same way there when integer arrays outnumber the data's dimensions.
+        data_shape = _padded_data_shape(elems, shape, unlimited or [False] * ndim, data_shape)
     last_len = shape[-1]
     start, count, stride = [], [], []
     for i, e in enumerate(elems):

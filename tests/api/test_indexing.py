@@ -238,6 +238,8 @@ HAND_WRITES = [
     ([("x", 4), ("y", 3)], (4, 3), [((5, slice(0, 0)), 1), ((..., 1), np.arange(4)), (([0, 2], [2, 0]), [[1, 2], [3, 4]])]),
     ([("x", 4), ("y", 3)], (4, 3), [(slice(None), np.ones((1, 4, 3))), ((1, 1), [[5]]), (0, np.ones((3, 1)))]),
     ([("x", 4), ("u", None)], (), [(slice(None), 1), ((0, slice(2, None)), [1, 2]), ((slice(None), 5), 1)]),
+    # A repeated index is no slice; netCDF4 then fails to spread shorter data over the axes.
+    ([("x", 3), ("y", 2)], (3, 2), [(([0, 0],), np.zeros(0)), (([1, 1],), [5]), (([0, 0],), np.ones((2, 2)))]),
 ]
 
 
