@@ -341,11 +341,14 @@ def test_stored_raw_chunks_are_rewritten_in_place_and_others_replaced(tmp_path):
 
 
 def test_write_behind_reads_its_own_writes_and_reports_failures(tmp_path):
-    """Chunks stored behind the caller: reads and partial writes of pending chunks wait for
-    them, other readers see them after flush, and a failed store surfaces at flush."""
+    """Encoded chunks stored behind the caller: reads and partial writes of pending chunks
+    wait for them, other readers see them after flush, and a failed store surfaces at flush.
+    Raw chunks are stored before the write returns."""
     store = DirectoryStore(tmp_path)
     ref = np.zeros((40, 30), "f8")
-    metadata = create_array(store, "b", zarr_format=3, shape=ref.shape, chunks=(4, 3), dtype="f8", fill_value=0).metadata
+    gzip = [{"name": "gzip", "configuration": {"level": 1}}]
+    metadata = create_array(store, "b", zarr_format=3, shape=ref.shape, chunks=(4, 3), dtype="f8", fill_value=0,
+                            compressors=gzip).metadata
     a = Array(store, "b", metadata, write_behind=True)
     rng = np.random.default_rng(1)
     for _ in range(200):
@@ -359,10 +362,15 @@ def test_write_behind_reads_its_own_writes_and_reports_failures(tmp_path):
     np.testing.assert_array_equal(open_array(store, "b")[:], ref)
 
     buffer = np.ones((4, 3))
-    a[0:4, 0:3] = buffer  # a whole raw chunk: its bytes are taken before the call returns
+    a[0:4, 0:3] = buffer  # a whole chunk: its bytes are taken before the call returns
     buffer[:] = 7
     a.flush()
     assert (open_array(store, "b")[0:4, 0:3] == 1).all()
+
+    raw_metadata = create_array(store, "r", zarr_format=3, shape=(8,), chunks=(4,), dtype="f8", fill_value=0).metadata
+    raw = Array(store, "r", raw_metadata, write_behind=True)
+    raw[0:4] = 5.0
+    assert open_array(store, "r")[:].tolist() == [5.0] * 4 + [0.0] * 4  # no flush needed
 
     class Failing(MemoryStore):
         def _set_many(self, items):
