@@ -4,9 +4,11 @@ caches, medians, tables of ratios and JSON results.
 A benchmark builds :class:`Workload` objects, each holding one :class:`Case` per peer (a
 library doing the same work), and hands them to :func:`run_workloads`. Every repetition runs
 every case once, the peers interleaved (and rotated, so no peer always goes first), after a
-warm-up repetition that is not counted. Each timed call is preceded by ``os.sync()`` (so one
-peer's dirty pages are not written back while the next is timed), the case's untimed
-``setup`` (e.g. :func:`drop_cache` for a cold read) and a garbage collection. The table gives
+warm-up repetition that is not counted. Each timed call is preceded by the case's untimed
+``setup`` (e.g. :func:`drop_cache` for a cold read, or removing the last run's store), then
+``os.sync()`` (so neither one peer's dirty pages nor the discards of a removed tree are
+written back while the next is timed: on a file system mounted with ``discard``, creating
+files right after deleting a large tree takes several times longer) and a garbage collection. The table gives
 medians of wall and CPU time (CPU of every thread of the process, so cpu/wall near 2 means two
 cores were busy) and the ratio of each peer's median to its reference's (the nczarr case it
 is compared with): a ratio above 1 means nczarr is faster.
@@ -295,9 +297,9 @@ def run_workload(
             if result.error is not None:
                 continue
             try:
+                state = case.setup() if case.setup else None
                 if sync:
                     os.sync()
-                state = case.setup() if case.setup else None
                 gc.collect()
                 sample, value = measure(lambda: case.run(state))
                 if case.check is not None and case.peer not in checked:
