@@ -35,7 +35,7 @@ from nczarr.errors import (
     SelectionError,
     StoreError,
 )
-from nczarr.formats import FormatError, detect
+from nczarr.formats import Convention, FormatError, RootDocuments, detect
 from nczarr.formats import convention as make_convention
 from nczarr.formats.session import Session
 from nczarr.model import DataModel
@@ -182,14 +182,15 @@ class Dataset:
             else:
                 store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
             try:
-                if mode == "w" or not _holds_dataset(store, mode, display):
+                stored = None if mode == "w" else _stored_dataset(store, mode, display)
+                if stored is None:
                     convention = make_convention(convention_name)
                     tree = ModelDataset("", data_model=data_model)
                     session = Session.create(store, tree, convention)
                     disk = _disk_format(convention_name)
                 else:
-                    convention = detect(store)
-                    session = Session.open(store, convention, read_only=mode == "r")
+                    convention, root = stored
+                    session = Session.open(store, convention, read_only=mode == "r", root=root)
                     tree = session.dataset
                     model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
                     disk = _disk_format(convention.name)
@@ -849,18 +850,19 @@ def parse_local(target: str) -> str:
     return target
 
 
-def _holds_dataset(store: Store, mode: str, display: str) -> bool:
-    """Whether ``store`` holds a dataset to open; for 'a' and 'r+' an empty store means a new
-    dataset (netCDF4 creates it), anything else that is not a dataset is an error."""
+def _stored_dataset(store: Store, mode: str, display: str) -> tuple[Convention, RootDocuments] | None:
+    """The convention and root documents of the dataset ``store`` holds, or None when there
+    is none to open: for 'a' and 'r+' an empty store means a new dataset (netCDF4 creates
+    it), anything else that is not a dataset is an error."""
+    root = RootDocuments.read(store)
     try:
-        detect(store)
+        return detect(store, root), root
     except FormatError:
         if mode in ("a", "r+") and next(iter(store.list_prefix("")), None) is None:
-            return False
+            return None
         if mode == "r" and next(iter(store.list_prefix("")), None) is None:
             raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display) from None
         raise
-    return True
 
 
 def _reopen(reopen: dict[str, Any], path: str) -> Any:

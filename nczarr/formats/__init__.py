@@ -16,19 +16,18 @@ from nczarr.formats.base import (
     VariableStorage,
     path_of,
 )
+from nczarr.formats.common import RootDocuments
 from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.nczarr3 import Nczarr
 from nczarr.formats.purezarr import PureZarr, PureZarrV2
 from nczarr.store.base import Store
-from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP
+from nczarr.zarr.metadata import ZARR_JSON, ZARRAY
 
 #: The conventions by ``format=`` name.
 CONVENTIONS: dict[str, type[Convention]] = {cls.name: cls for cls in (Nczarr, NczarrV2, PureZarr, PureZarrV2)}
 DEFAULT_FORMAT = "NCZARR"
 #: The order in which :func:`detect` asks: NCZarr before pure Zarr, v3 before v2.
 _DETECTION = (Nczarr, PureZarr, NczarrV2, PureZarrV2)
-#: netcdf-c 4.8.0's superblock object (§3.1).
-_V1_SUPERBLOCK = ".nczarr"
 
 
 def convention(name: str = DEFAULT_FORMAT, **options: bool) -> Convention:
@@ -40,10 +39,11 @@ def convention(name: str = DEFAULT_FORMAT, **options: bool) -> Convention:
     return cls(**options)
 
 
-def detect(store: Store) -> Convention:
-    """The convention of the dataset in ``store``, from the documents at its root."""
-    keys = (ZARR_JSON, ZGROUP, ZATTRS, ZARRAY, _V1_SUPERBLOCK)
-    root = store.get_many(list(keys))
+def detect(store: Store, root: RootDocuments | None = None) -> Convention:
+    """The convention of the dataset in ``store``, from the documents at its root (``root``:
+    as read by :meth:`RootDocuments.read`, to be handed on to the convention's ``read``)."""
+    if root is None:
+        root = RootDocuments.read(store)
     for cls in _DETECTION:
         if cls.recognises(root):
             return cls()
@@ -62,6 +62,7 @@ __all__ = [
     "NczarrV2",
     "PureZarr",
     "PureZarrV2",
+    "RootDocuments",
     "StoredDataset",
     "VariableStorage",
     "convention",

@@ -12,13 +12,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from nczarr.errors import NCZarrError
 from nczarr.model import Dataset, Group, Variable
 from nczarr.store.base import Store
 from nczarr.zarr.codecs.defaults import COMPRESSIONS
 from nczarr.zarr.metadata import ArrayMetadata
+
+if TYPE_CHECKING:
+    from nczarr.formats.common import RootDocuments
 
 
 class FormatError(NCZarrError, ValueError):
@@ -93,10 +96,13 @@ class Convention(ABC):
         this variable of the tree (when it is the one thing added since the last check)."""
 
     @abstractmethod
-    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
+    def read(
+        self, store: Store, *, use_consolidated: bool | None = None, root: RootDocuments | None = None
+    ) -> StoredDataset:
         """The whole dataset in ``store``, its documents from the consolidated metadata at the
         root when there is one (``use_consolidated`` None), never (False), or necessarily
-        (True: FormatError when there is none)."""
+        (True: FormatError when there is none). ``root``: the root's documents, when they
+        were read to detect the convention."""
 
     @abstractmethod
     def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:

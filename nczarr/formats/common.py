@@ -695,6 +695,33 @@ def loads(data: bytes, key: str) -> Any:
         raise FormatError(f"{key}: not valid JSON: {exc}") from exc
 
 
+class RootDocuments(dict[str, bytes]):
+    """The documents at a store's root as read (bytes by key), each parsed at most once:
+    detecting the convention and reading the dataset both need the root ``zarr.json``,
+    which holds the consolidated metadata of the whole tree."""
+
+    def __init__(self, values: Mapping[str, bytes]) -> None:
+        super().__init__(values)
+        self._parsed: dict[str, Any] = {}
+
+    @classmethod
+    def read(cls, store: Store) -> RootDocuments:
+        return cls(store.get_many(list(ROOT_DOCUMENT_KEYS)))
+
+    def parsed(self, key: str) -> Any:
+        """The document at ``key`` parsed (see :func:`loads`); not to be modified."""
+        if key not in self._parsed:
+            self._parsed[key] = loads(self[key], key)
+        return self._parsed[key]
+
+
+def root_document(root_documents: Mapping[str, bytes], key: str) -> Any:
+    """The root document at ``key`` parsed, once when ``root_documents`` is RootDocuments."""
+    if isinstance(root_documents, RootDocuments):
+        return root_documents.parsed(key)
+    return loads(root_documents[key], key)
+
+
 # -- trees and references ------------------------------------------------------------------
 
 
@@ -897,6 +924,10 @@ def read_dimension_refs(
 #: The root keys a source reads first, by Zarr format: the root's documents and the
 #: document that carries the consolidated copy (v3: inside ``zarr.json``).
 _ROOT_KEYS = {3: (ZARR_JSON,), 2: (ZGROUP, ZATTRS, ZMETADATA)}
+#: The superblock object of NCZarr 1.0.0 (netcdf-c 4.8.0 and 4.8.1-dev, §3.1).
+V1_SUPERBLOCK = ".nczarr"
+#: What is read at a store's root to detect its convention and read it.
+ROOT_DOCUMENT_KEYS = (ZARR_JSON, ZGROUP, ZATTRS, ZARRAY, ZMETADATA, V1_SUPERBLOCK)
 
 
 class DocumentSource:
@@ -906,13 +937,22 @@ class DocumentSource:
     document is served from it without reading the store, else from the store in batches.
 
     ``use_consolidated``: None uses the copy when there is one, False never does, True
-    requires one (FormatError naming the key otherwise)."""
+    requires one (FormatError naming the key otherwise). ``root``: the root's documents when
+    they have been read already (to detect the convention)."""
 
-    def __init__(self, store: Store, zarr_format: Literal[2, 3], use_consolidated: bool | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        zarr_format: Literal[2, 3],
+        use_consolidated: bool | None = None,
+        root: RootDocuments | None = None,
+    ) -> None:
         self.store = store
         root_keys = _ROOT_KEYS[zarr_format]
         self._read_first = frozenset(root_keys)
-        self._root = {key: _object_document(value, key) for key, value in store.get_many(root_keys).items()}
+        if root is None:
+            root = RootDocuments(store.get_many(root_keys))
+        self._root = {key: _object_document(root.parsed(key), key) for key in root_keys if key in root}
         #: Whether the store's root holds consolidated metadata (used or not).
         self.has_consolidated = ZMETADATA in self._root or "consolidated_metadata" in self._root.get(ZARR_JSON, {})
         if use_consolidated and not self.has_consolidated:
@@ -931,7 +971,7 @@ class DocumentSource:
         rest = [key for key in keys if key not in found and key not in self._read_first]
         if self._copy is not None:
             return found | {key: self._copy[key] for key in rest if key in self._copy}
-        return found | {key: _object_document(value, key) for key, value in self.store.get_many(rest).items()}
+        return found | {key: _object_document(loads(value, key), key) for key, value in self.store.get_many(rest).items()}
 
     def document(self, key: str) -> dict[str, Any]:
         """The document at ``key``; FormatError when it is missing."""
@@ -953,8 +993,7 @@ class DocumentSource:
 _NODE_KEYS = (ZARR_JSON, ZARRAY, ZGROUP)
 
 
-def _object_document(value: bytes, key: str) -> dict[str, Any]:
-    doc = loads(value, key)
+def _object_document(doc: Any, key: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise FormatError(f"{key}: not a JSON object")
     return doc

@@ -37,8 +37,8 @@ from nczarr.store.base import Store
 from nczarr.zarr.hierarchy import new_array_metadata
 from nczarr.zarr.metadata import ZARRAY, ZATTRS, ZGROUP, ArrayMetadata, ArrayMetadataV2
 
-#: The separate objects of NCZarr 1.0.0 (netcdf-c 4.8.0 and 4.8.1-dev, §3.1).
-_V1_SUPERBLOCK = ".nczarr"
+#: The separate objects of NCZarr 1.0.0 (netcdf-c 4.8.0 and 4.8.1-dev, §3.1); the superblock
+#: is c.V1_SUPERBLOCK.
 _V1_GROUP = ".nczgroup"
 _V1_ARRAYS = (".nczarray", ".nczvar")
 _V1_ATTRS = (".nczattrs", ".nczattr")
@@ -82,12 +82,12 @@ class NczarrV2(Convention):
 
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
-        if _V1_SUPERBLOCK in root_documents:
+        if c.V1_SUPERBLOCK in root_documents:
             return True
         for key, names in ((ZATTRS, (c.SUPERBLOCK,)), (ZGROUP, (c.SUPERBLOCK, c.OLD_UPPER[c.SUPERBLOCK]))):
             if key in root_documents:
                 try:
-                    doc = c.loads(root_documents[key], key)
+                    doc = c.root_document(root_documents, key)
                 except FormatError:
                     return False
                 if isinstance(doc, dict) and any(n in doc for n in names):
@@ -120,8 +120,10 @@ class NczarrV2(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
-        source = c.DocumentSource(store, 2, use_consolidated)
+    def read(
+        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+    ) -> StoredDataset:
+        source = c.DocumentSource(store, 2, use_consolidated, root)
         dataset = Dataset("", zarr_version="2")
         stored = StoredDataset(dataset, consolidated=source.has_consolidated)
         pending: list[tuple[Group, str, dict[str, Any]]] = []

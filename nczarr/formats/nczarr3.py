@@ -121,8 +121,10 @@ class Nczarr(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
-        source = c.DocumentSource(store, 3, use_consolidated)
+    def read(
+        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+    ) -> StoredDataset:
+        source = c.DocumentSource(store, 3, use_consolidated, root)
         dataset = Dataset("", zarr_version="3")
         stored = StoredDataset(dataset, consolidated=source.has_consolidated)
         groups: list[tuple[Group, dict[str, Any], str]] = []
@@ -626,8 +628,8 @@ def root_attributes(root_documents: Mapping[str, bytes]) -> dict[str, Any] | Non
     if ZARR_JSON not in root_documents:
         return None
     try:
-        doc = json.loads(root_documents[ZARR_JSON])
-    except ValueError:
+        doc = c.root_document(root_documents, ZARR_JSON)
+    except FormatError:
         return None
     if not isinstance(doc, dict) or doc.get("node_type") != "group":
         return None

@@ -86,8 +86,10 @@ class PureZarr(Convention):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, store: Store, *, use_consolidated: bool | None = None) -> StoredDataset:
-        source = c.DocumentSource(store, self.zarr_format, use_consolidated)
+    def read(
+        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+    ) -> StoredDataset:
+        source = c.DocumentSource(store, self.zarr_format, use_consolidated, root)
         dataset = Dataset("", zarr_version=str(self.zarr_format))
         stored = StoredDataset(dataset, consolidated=source.has_consolidated)
         root = self._nodes(source, [""])[""]

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from nczarr.errors import ReadOnlyError
 from nczarr.formats.base import Convention, FormatError, StoredDataset, VariableStorage, path_of
-from nczarr.formats.common import consolidated_copy
+from nczarr.formats.common import RootDocuments, consolidated_copy
 from nczarr.model import Dataset, Dimension, Group, Node, UserType, Variable, resolve_dimension
 from nczarr.store.base import Store
 from nczarr.zarr.array import Array
@@ -98,11 +98,12 @@ class Session:
         read_only: bool = False,
         use_consolidated: bool | None = None,
         consolidated: bool | None = None,
+        root: RootDocuments | None = None,
     ) -> Session:
         """The dataset in ``store``, read through its consolidated metadata when there is
-        some (``use_consolidated``: see :meth:`Convention.read`). What is stored counts as
-        written: a dataset that is read and synced without changes writes nothing."""
-        stored = convention.read(store, use_consolidated=use_consolidated)
+        some (``use_consolidated`` and ``root``: see :meth:`Convention.read`). What is stored
+        counts as written: a dataset that is read and synced without changes writes nothing."""
+        stored = convention.read(store, use_consolidated=use_consolidated, root=root)
         # a read-only session never writes, so it needs no record of what is stored
         # (computing every document costs more than reading them)
         writes = not (read_only or store.read_only)

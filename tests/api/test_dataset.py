@@ -83,6 +83,26 @@ def test_append_mode_creates_a_missing_dataset(tmp_path: Path) -> None:
             assert list(ds.dimensions) == ["x"]
 
 
+@pytest.mark.parametrize("fmt, key", [("NCZARR", "zarr.json"), ("NCZARR_V2", ".zmetadata")])
+def test_opening_parses_the_consolidated_metadata_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, key: str
+) -> None:
+    """The root document holding the metadata of the whole tree is parsed once, for both
+    detecting the format and reading the dataset."""
+    import json
+
+    with nczarr.Dataset(tmp_path / "d.zarr", "w", format=fmt) as ds:
+        ds.createDimension("x", 2)
+        ds.createVariable("v", "i4", ("x",))
+    consolidated = (tmp_path / "d.zarr" / key).read_bytes()
+    parses = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda data, **kw: parses.append(data == consolidated) or loads(data, **kw))
+    with nczarr.Dataset(tmp_path / "d.zarr") as ds:
+        assert list(ds.variables) == ["v"]
+    assert parses.count(True) == 1
+
+
 def test_missing_dataset_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="missing.zarr") as info:
         nczarr.Dataset(tmp_path / "missing.zarr")
