@@ -140,8 +140,9 @@ class Nczarr(Convention):
         for group, attrs, where in groups:
             types = _types_map(attrs, where)
             c.read_attributes(group, attrs, types, where, None, _user_decoder(group, resolver))
+        parsed: dict[str, ArrayMetadataV3] = {}
         for group, name, doc in arrays:
-            self._read_array(group, name, doc, resolver, stored)
+            self._read_array(group, name, doc, resolver, stored, parsed)
         c.drop_anonymous(dataset)
         return stored
 
@@ -179,8 +180,16 @@ class Nczarr(Convention):
             self._read_group(source, c.join_path(path, name), group.add_group(name), groups, arrays)
 
     def _read_array(
-        self, group: Group, name: str, doc: dict[str, Any], resolver: Resolver, stored: StoredDataset
+        self,
+        group: Group,
+        name: str,
+        doc: dict[str, Any],
+        resolver: Resolver,
+        stored: StoredDataset,
+        parsed: dict[str, ArrayMetadataV3],
     ) -> None:
+        """Read one array into ``group``; ``parsed``: the engine metadata already made in this
+        read, by document without attributes (arrays on one grid share theirs)."""
         where = c.join_path(c.join_path(path_of(group.fqn), name), ZARR_JSON)
         attrs = doc.get("attributes", {})
         info = attrs.get(c.ARRAY, {})
@@ -209,10 +218,15 @@ class Nczarr(Convention):
             _user_decoder(group, resolver),
             xarray_fill=True,
         )
-        try:
-            metadata = ArrayMetadataV3.from_json(_engine_document(doc, resolved))
-        except ValueError as exc:
-            raise FormatError(f"{where}: {exc}") from exc
+        # the engine document differs from the stored one only for char and string types
+        key = repr((resolved if resolved in _TEXT_TYPES else None, {k: v for k, v in doc.items() if k != "attributes"}))
+        metadata = parsed.get(key)  # type: ignore[assignment]
+        if metadata is None:
+            try:
+                metadata = parsed[key] = ArrayMetadataV3.from_json(_engine_document(doc, resolved))
+            except ValueError as exc:
+                raise FormatError(f"{where}: {exc}") from exc
+        metadata = metadata.with_attributes(attrs)
         fill = info.get("fill", True) is not False
         if fill and isinstance(resolved, AtomicType):
             c.keep_fill(variable, resolved, c.fill_to_netcdf(resolved, metadata.fill_value))
@@ -588,6 +602,10 @@ def _types_map(attrs: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 # -- arrays ----------------------------------------------------------------------------------
+
+
+#: The types whose fill values _engine_document rewrites.
+_TEXT_TYPES = (AtomicType.CHAR, AtomicType.STRING)
 
 
 def _engine_document(doc: dict[str, Any], type: Resolved | None) -> dict[str, Any]:
