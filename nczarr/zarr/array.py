@@ -504,7 +504,8 @@ class Array(Node):
         sel = OrthogonalSelection(selection, self.shape, self.chunks)
         value = np.asarray(value, dtype=self.dtype)
         try:
-            value = np.broadcast_to(value, sel.shape)
+            if value.shape != sel.shape:
+                value = np.broadcast_to(value, sel.shape)
         except ValueError:
             raise SelectionError(
                 f"cannot assign a value of shape {value.shape} to a selection of shape {sel.shape} "

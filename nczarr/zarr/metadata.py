@@ -37,7 +37,6 @@ attributes round-trip through zarr-python as floats.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import unicodedata
@@ -161,16 +160,12 @@ class _ArrayCommon(_Node):
         shape = _shape(new_shape, "shape", 0)
         if len(shape) != len(self.shape):
             raise MetadataError(f"cannot resize {len(self.shape)} dimensions to shape {list(shape)}")
-        new = copy.copy(self)
-        _set(new, "shape", shape)
-        return new
+        return _copy_with(self, "shape", shape)
 
     def with_attributes(self, attrs: Mapping[str, Any]) -> Self:
         """The same metadata with the attributes replaced (the rest was checked when it was
         made: writing every array's document calls this, so it is not checked again)."""
-        new = copy.copy(self)
-        _set(new, "attributes", _attributes(attrs))
-        return new
+        return _copy_with(self, "attributes", _attributes(attrs))
 
 
 def _check_array(meta: Any, chunk_name: str) -> None:
@@ -684,6 +679,15 @@ def _key(path: str, name: str) -> str:
 
 def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)  # normalising a frozen dataclass in __post_init__
+
+
+def _copy_with(obj: Any, name: str, value: Any) -> Any:
+    """A copy of a frozen dataclass with one field replaced, without checking it again
+    (copy.copy costs several times as much, and appending calls this for every record)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    _set(new, name, value)
+    return new
 
 
 def _show(value: Any) -> str:

@@ -149,6 +149,13 @@ def nbytes(data: Buffer) -> int:
     return data.nbytes if isinstance(data, memoryview) else len(data)
 
 
+def _differs(first: Any, fill: np.ndarray, equal_nan: bool) -> bool:
+    if isinstance(first, (bool, int, float)):  # numbers compare without numpy's machinery
+        value = fill.item()
+        return first != value and not (equal_nan and first != first and value != value)
+    return not np.array_equal(first, fill, equal_nan=equal_nan)
+
+
 def chunk_is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     """Whether every element of ``chunk`` equals ``fill_value``, the way zarr-python decides
     not to store a chunk: NaN equals NaN, and for a fill of 0.0 the sign of zero counts.
@@ -166,7 +173,7 @@ def chunk_is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     if fill.ndim:  # e.g. a structured fill given as a list
         return False
     equal_nan = chunk.dtype.kind in "fmM"
-    if chunk.size and not np.array_equal(chunk[(0,) * chunk.ndim], fill, equal_nan=equal_nan):
+    if chunk.size and _differs(chunk.item(0) if chunk.dtype.kind in "biuf" else chunk.flat[0], fill, equal_nan):
         return False  # the usual answer for real data, without a pass over the chunk
     if not np.array_equal(chunk, np.broadcast_to(fill, chunk.shape), equal_nan=equal_nan):
         return False
