@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from nczarr.store import MemoryStore
+
+# The property tests draw the same examples on every run ("reproducible"), so a commit passes
+# or fails CI on its own merits; HYPOTHESIS_PROFILE=explore draws new ones on each run, to look
+# for bugs (a failure prints the example to add to the hand-picked cases).
+settings.register_profile("reproducible", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "reproducible"))
 
 
 class RecordingStore(MemoryStore):
