@@ -166,9 +166,11 @@ class ChunkWriter:
     """Encodes chunks and stores them; held apart from the Array so a finalizer can flush
     the cache without keeping the Array alive.
 
-    With ``behind``, storing encoded chunks happens behind the caller, in one I/O thread
-    shared by all arrays: a program that writes chunk after chunk (records appended one at a
-    time) computes the next while the last goes to disk. Raw chunks are stored at once: they
+    With ``behind``, chunks that go through codecs are encoded in a pool and stored, in
+    order, by one I/O thread shared by all arrays, behind the caller: a program that writes
+    chunk after chunk (records appended one at a time) computes the next while the last ones
+    are compressed on the other cores and go to disk (appending 500 zlib records: 1.7 s
+    against 3.2 s for netCDF4 on NCZarr, benchmarks/api.py). Raw chunks are stored at once: they
     would have to be copied for the I/O thread (into fresh pages, which costs more than the
     write), and that thread waits for the GIL after each system call while the caller runs
     Python, so appending 500 raw records of 180x360 took twice as long behind (0.37 s against
@@ -211,32 +213,43 @@ class ChunkWriter:
         self._reap()
         if not chunks:
             return
+        size = sum(c.nbytes for _, c in chunks)
+        if self.behind and not self.pipeline.is_raw and size <= self.MAX_BEHIND_BATCH:
+            self._write_behind(chunks, size)
+            return
+        # raw chunks, and a big batch that leaves the caller nothing to do meanwhile, are
+        # stored now (after any older batch holding the same keys)
         tasks = [lambda k=k, c=c: self.encode(k, c) for k, c in chunks]
         # a raw chunk's "encoding" is a copy under the GIL: threads would only wait on it
         encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
-        values = {k: v for (k, _), v in zip(chunks, encoded) if v is not None}
-        empties = [k for (k, _), v in zip(chunks, encoded) if v is None]
-        size = sum(getattr(v, "nbytes", None) or len(v) for v in values.values())
-        if not self.behind or self.pipeline.is_raw or size > self.MAX_BEHIND_BATCH:
-            # raw chunks, and a big batch that leaves the caller nothing to do meanwhile, are
-            # stored now (after any older batch holding the same keys)
-            self.settle(k for k, _ in chunks)
-            self._store(values, empties)
-            return
-        # the caller may change its array as soon as we return: store copies of any views
-        values = {k: v if isinstance(v, bytes) else bytes(v) for k, v in values.items()}
+        self.settle(k for k, _ in chunks)
+        self._store_encoded([k for k, _ in chunks], encoded)
+
+    def _write_behind(self, chunks: list[tuple[str, np.ndarray]], size: int) -> None:
+        """Encode in the encoding pool and store in the I/O thread, in order: a program
+        appending compressed records compresses the next while the last ones are encoded."""
+        # the caller may change its array, and the cache its chunks, as soon as we return
+        owned = [(k, np.array(c, copy=True)) for k, c in chunks]
         keys = [k for k, _ in chunks]
         with self._lock:
             try:
-                future = _io_pool().submit(self._store, values, empties)
+                encoding = _encoding_pool().submit(lambda: [self.encode(k, c) for k, c in owned])
+                future = _io_pool().submit(lambda: self._store_encoded(keys, encoding.result()))
             except RuntimeError:  # the interpreter is exiting: store here and now
-                self._store(values, empties)
+                self.settle(keys)
+                self._store_encoded(keys, [self.encode(k, c) for k, c in owned])
                 return
             self._pending.update(keys)
             self._batches.append((future, size, keys))
             self._pending_bytes += size
             while self._pending_bytes > self.MAX_PENDING_BYTES and self._batches:
                 self._finish_oldest()
+
+    def _store_encoded(self, keys: list[str], encoded: list[Any]) -> None:
+        """Store the encoded chunks of ``keys``; delete those that came out all fill (None)."""
+        self._store(
+            {k: v for k, v in zip(keys, encoded) if v is not None}, [k for k, v in zip(keys, encoded) if v is None]
+        )
 
     def _store(self, values: dict[str, Any], empties: list[str]) -> None:
         if self.pipeline.is_raw:  # see Store.overwrite: in place when the chunk is stored
@@ -283,6 +296,19 @@ class ChunkWriter:
 
 
 _io: ThreadPoolExecutor | None = None
+_encoding: ThreadPoolExecutor | None = None
+
+
+def _encoding_pool() -> ThreadPoolExecutor:
+    """The threads that encode chunks written behind the caller. Apart from executor():
+    the I/O thread waits on these encodings, and tasks in that pool may wait on the I/O
+    thread (a read-modify-write settles its chunk first), so sharing one pool could
+    deadlock; nothing here waits on anything."""
+    global _encoding
+    with _pool_lock:
+        if _encoding is None:
+            _encoding = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="nczarr-encode")
+        return _encoding
 
 
 def _io_pool() -> ThreadPoolExecutor:

@@ -381,3 +381,20 @@ def test_write_behind_reads_its_own_writes_and_reports_failures(tmp_path):
     c[0:4, 0:3] = 1.0  # a whole chunk: stored behind the caller
     with pytest.raises(OSError, match="disk full"):
         c.flush()
+
+
+def test_write_behind_encodes_behind_the_caller(tmp_path, monkeypatch):
+    """A compressed chunk is encoded after the write returns (so records appended one by
+    one are compressed on other cores); a codec's failure then surfaces at flush."""
+    store = DirectoryStore(tmp_path)
+    metadata = create_array(store, "z", zarr_format=3, shape=(8,), chunks=(4,), dtype="f8", fill_value=0,
+                            compressors=[{"name": "gzip", "configuration": {"level": 1}}]).metadata
+    a = Array(store, "z", metadata, write_behind=True)
+
+    def fail(key, chunk):
+        raise CodecError("no room in the codec")
+
+    monkeypatch.setattr(a._writer, "encode", fail)
+    a[0:4] = 1.0  # returns: the encoding has not happened yet
+    with pytest.raises(CodecError, match="no room in the codec"):
+        a.flush()
