@@ -82,7 +82,7 @@ class Peer:
     def path(self, root: str, what: str) -> str:
         return os.path.join(root, f"{self.name.replace(' ', '_')}-{what}{self.suffix}")
 
-    def append(self, path: str, records: np.ndarray) -> None:
+    def append(self, path: str, records: np.ndarray, compressed: bool = False) -> None:
         raise NotImplementedError
 
     def create_variables(self, path: str, sizes: Sizes) -> None:
@@ -133,13 +133,14 @@ class NetCDFApi(Peer):
             v.set_auto_maskandscale(False)
         return v
 
-    def append(self, path: str, records: np.ndarray) -> None:
+    def append(self, path: str, records: np.ndarray, compressed: bool = False) -> None:
         ds = self._open(path, "w")
         try:
             ds.createDimension("time", None)
             ds.createDimension("lat", records.shape[1])
             ds.createDimension("lon", records.shape[2])
-            v = self._tune(ds.createVariable("v", DTYPE, ("time", "lat", "lon"), chunksizes=(1, *records.shape[1:])))
+            v = self._tune(ds.createVariable("v", DTYPE, ("time", "lat", "lon"), chunksizes=(1, *records.shape[1:]),
+                                             **_bulk_codecs(compressed)))
             for i, record in enumerate(records):
                 v[i] = record
         finally:
@@ -230,11 +231,11 @@ class ZarrPython(Peer):
     def _group(self, path: str, mode: str) -> Any:
         return self._zarr.open_group(store=self._store(path, read_only=mode == "r"), mode=mode)
 
-    def append(self, path: str, records: np.ndarray) -> None:
+    def append(self, path: str, records: np.ndarray, compressed: bool = False) -> None:
         _, ny, nx = records.shape
         z = self._group(path, "w").create_array(
             "v", shape=(0, ny, nx), chunks=(1, ny, nx), dtype=DTYPE, dimension_names=("time", "lat", "lon"),
-            filters=None, compressors=None,
+            filters=None, compressors=engine.V3_ZLIB if compressed else None,
         )
         for i, record in enumerate(records):
             z.resize((i + 1, ny, nx))
@@ -378,22 +379,26 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores, data: Data)
             h.remove(path)
         return setup
 
-    # 1. appending records
-    def append_case(peer: Peer) -> h.Case:
-        path = stores.path(peer, "append")
+    # 1. appending records, raw and compressed
+    def append_case(peer: Peer, compressed: bool) -> h.Case:
+        path = stores.path(peer, "append-zlib" if compressed else "append")
 
         def check(state: Any, result: Any) -> None:
             got = _values(peer.read(path, Ellipsis))
             if got.shape != data.records.shape or not np.array_equal(got, data.records):
                 raise AssertionError(f"{peer.name}: the appended records read back wrong")
 
-        return h.Case(peer.name, lambda s: peer.append(path, data.records), setup=fresh(path), check=check,
-                      reference=peer.reference)
+        return h.Case(peer.name, lambda s: peer.append(path, data.records, compressed), setup=fresh(path),
+                      check=check, reference=peer.reference)
 
     ny, nx = sizes.record
     workloads.append(h.Workload(
         "append", f"append {sizes.records} records of {ny}x{nx} float32, one at a time (v[i] = record), close",
-        [append_case(p) for p in peers],
+        [append_case(p, False) for p in peers],
+    ))
+    workloads.append(h.Workload(
+        "append-zlib", f"append {sizes.records} records of {ny}x{nx} float32 as append, zlib-1 + shuffle, close",
+        [append_case(p, True) for p in peers],
     ))
 
     # 2. many variables with attributes, and 3. listing them cold
