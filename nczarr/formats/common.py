@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nczarr import __version__
-from nczarr.formats.base import FormatError, VariableStorage, checked_scope
+from nczarr.formats.base import Convention, FormatError, StoredDataset, VariableStorage, checked_scope
 from nczarr.model import (
     AtomicType,
     Dataset,
@@ -928,6 +928,16 @@ _ROOT_KEYS = {3: (ZARR_JSON,), 2: (ZGROUP, ZATTRS, ZMETADATA)}
 V1_SUPERBLOCK = ".nczarr"
 #: What is read at a store's root to detect its convention and read it.
 ROOT_DOCUMENT_KEYS = (ZARR_JSON, ZGROUP, ZATTRS, ZARRAY, ZMETADATA, V1_SUPERBLOCK)
+
+
+def start_reading(
+    convention: Convention, store: Store, use_consolidated: bool | None, root: RootDocuments | None
+) -> tuple[DocumentSource, Dataset, StoredDataset]:
+    """What every convention's ``read`` starts from: the documents' source, an empty tree of
+    the convention's Zarr version, and the StoredDataset that will hold it."""
+    source = DocumentSource(store, convention.zarr_format, use_consolidated, root)
+    dataset = Dataset("", zarr_version=str(convention.zarr_format))
+    return source, dataset, StoredDataset(dataset, consolidated=source.has_consolidated)
 
 
 class DocumentSource:

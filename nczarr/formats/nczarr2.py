@@ -123,9 +123,7 @@ class NczarrV2(Convention):
     def read(
         self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
     ) -> StoredDataset:
-        source = c.DocumentSource(store, 2, use_consolidated, root)
-        dataset = Dataset("", zarr_version="2")
-        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
+        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
         pending: list[tuple[Group, str, dict[str, Any]]] = []
         self._read_group(source, "", dataset, pending)
         resolver = Resolver()

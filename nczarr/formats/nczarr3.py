@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -124,9 +124,7 @@ class Nczarr(Convention):
     def read(
         self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
     ) -> StoredDataset:
-        source = c.DocumentSource(store, 3, use_consolidated, root)
-        dataset = Dataset("", zarr_version="3")
-        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
+        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
         groups: list[tuple[Group, dict[str, Any], str]] = []
         arrays: list[tuple[Group, str, dict[str, Any]]] = []
         self._read_group(source, "", dataset, groups, arrays)

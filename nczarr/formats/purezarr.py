@@ -89,14 +89,12 @@ class PureZarr(Convention):
     def read(
         self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
     ) -> StoredDataset:
-        source = c.DocumentSource(store, self.zarr_format, use_consolidated, root)
-        dataset = Dataset("", zarr_version=str(self.zarr_format))
-        stored = StoredDataset(dataset, consolidated=source.has_consolidated)
-        root = self._nodes(source, [""])[""]
-        if root is None or root.node_type != "group":
+        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
+        root_node = self._nodes(source, [""])[""]
+        if root_node is None or root_node.node_type != "group":
             raise FormatError(f"{store!r}: the root of the store is not a Zarr v{self.zarr_format} group")
         axes: list[tuple[Variable, list[Any]]] = []
-        self._read_group(source, "", dataset, root, stored, axes)
+        self._read_group(source, "", dataset, root_node, stored, axes)
         # dimensions are found by name as arrays are read and a later one may hide an
         # earlier one, so references are made once all exist
         resolver = Resolver()

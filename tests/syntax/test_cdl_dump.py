@@ -228,7 +228,7 @@ def make_wrapping(path: Path) -> Path:
         f[:] = np.linspace(-1e10, 3e38, 40).astype("f4")
         g = ds.createVariable("g", "f8", ("n",))
         g[:] = np.geomspace(1e-300, 1e300, 40)
-        u = ds.createVariable("unwritten", "i2", ("n",))
+        ds.createVariable("unwritten", "i2", ("n",))  # never written: dumped as fill
         b = ds.createVariable("bytes", "i1", ("n",))
         b[:10] = np.arange(10)
         c = ds.createVariable("cf", "f8", ("r",))
