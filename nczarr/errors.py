@@ -30,6 +30,21 @@ class ReadOnlyError(StoreError, PermissionError):
     """A write to a store, array or group opened read-only."""
 
 
+class StoreLockedError(StoreError, BlockingIOError):
+    """A local store another writer holds open for writing (its lock was not released in
+    time)."""
+
+
+class ForeignContentError(StoreError, FileExistsError):
+    """A location that mode 'w' (or a copy) would replace holds something that is not a Zarr
+    hierarchy: replacing it would delete what is not ours."""
+
+
+class ConcurrentWriteError(StoreError):
+    """Metadata that another writer changed since this one read it: writing it would lose
+    their change."""
+
+
 class InvalidModeError(NCZarrError, ValueError):
     """An open mode that is not one nczarr accepts."""
 
@@ -40,6 +55,11 @@ class MetadataError(NCZarrError, ValueError):
 
 class CodecError(NCZarrError, ValueError):
     """A codec that is unknown, misconfigured, or failed on a chunk."""
+
+
+class ChunkTooLargeError(CodecError):
+    """A chunk declared so much larger than the array that decoding or writing it would take
+    far more memory than the data it holds (shape 10, chunks 10**9)."""
 
 
 class NodeNotFoundError(NCZarrError, KeyError):
@@ -69,6 +89,11 @@ class ArgumentError(NCZarrError, ValueError):
     """An argument value netCDF4 refuses with ValueError (mode, format, compression...)."""
 
 
+class InvalidNameError(ArgumentError, RuntimeError):
+    """A name a dimension, variable, group or type may not have (netCDF4 raises RuntimeError;
+    also a ValueError, as an argument nczarr refuses)."""
+
+
 class DataTypeError(NCZarrError, TypeError):
     """A data type or value type that cannot be stored (netCDF4 raises TypeError)."""
 
@@ -86,3 +111,12 @@ class NameNotFoundError(NCZarrError, KeyError):
 
 class DatasetNotFoundError(StoreError, FileNotFoundError):
     """A dataset opened for reading where there is none (netCDF4: FileNotFoundError)."""
+
+
+class ValueRangeError(NCZarrError, OverflowError):
+    """A value outside the range of the type it must be stored as, such as a ``_FillValue``
+    of 300 for a ``u1`` variable (netCDF4 raises OverflowError)."""
+
+
+class TextEncodeError(NCZarrError, UnicodeEncodeError):
+    """Text that the encoding of a char value cannot hold (netCDF4: UnicodeEncodeError)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nczarr.errors import InvalidModeError
+from nczarr.store._files import read_regular_file, remove_tree
 from nczarr.store.base import (
     ByteRange,
     Store,
@@ -27,6 +28,8 @@ __all__ = [
     "Store",
     "ZipStore",
     "open_store",
+    "read_regular_file",
+    "remove_tree",
     "slice_range",
     "validate_key",
     "validate_prefix",

@@ -1,13 +1,18 @@
-"""Atomic file replacement shared by the stores that write local files."""
+"""Atomic (and, when asked, durable) file replacement shared by everything that writes local
+files: the directory and zip stores, the netCDF-3 and HDF5 writers."""
 
 from __future__ import annotations
 
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
+
+from nczarr.config import fsync_enabled
+from nczarr.errors import StoreError
 
 #: Temporary files are named ``.tmp-nczarr-`` and 16 hex digits: no zarr key looks like that.
 TEMP_PREFIX = ".tmp-nczarr-"
@@ -20,7 +25,45 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and _TEMP_NAME.fullmatch(name) is not None
 
 
-def _create_temp(directory: str) -> tuple[int, str]:
+def resolve_fsync(fsync: bool | None) -> bool:
+    """A store's ``fsync`` keyword: None takes the ``NCZARR_FSYNC`` setting."""
+    return fsync_enabled() if fsync is None else fsync
+
+
+def fsync_directory(directory: str) -> None:
+    """Make the entries of ``directory`` (a rename, a new file) survive a power cut."""
+    if os.name == "nt":  # Windows cannot open a directory; NTFS journals its entries
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def makedirs(directory: str, fsync: bool) -> None:
+    """``os.makedirs(directory, exist_ok=True)``; with ``fsync`` the new directories survive a
+    power cut."""
+    created: list[str] = []
+    missing = directory
+    while missing and not os.path.isdir(missing):
+        created.append(missing)
+        parent = os.path.dirname(missing)
+        if parent == missing:
+            break
+        missing = parent
+    for path in reversed(created):  # not os.makedirs: it recurses once per missing level
+        try:
+            os.mkdir(path)
+        except FileExistsError:  # made meanwhile by another writer
+            pass
+    if fsync:
+        # A new directory is an entry of its parent: without this a power cut can lose it.
+        for path in reversed(created):
+            fsync_directory(os.path.dirname(path))
+
+
+def _create_temp(directory: str, fsync: bool) -> tuple[int, str]:
     # Not tempfile.mkstemp: it creates files with mode 0600, and values must get the umask's
     # permissions like any file a user writes.
     while True:
@@ -31,47 +74,114 @@ def _create_temp(directory: str) -> tuple[int, str]:
             continue
         except FileNotFoundError:
             # Create missing parents; loop again, as a concurrent delete may prune them.
-            os.makedirs(directory, exist_ok=True)
+            makedirs(directory, fsync)
 
 
-def write_atomic(path: str, value: bytes | bytearray | memoryview) -> None:
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _replace(temp: str, path: str, fsync: bool) -> None:
+    os.replace(temp, path)
+    if fsync:
+        fsync_directory(os.path.dirname(path))
+
+
+def write_atomic(path: str, value: bytes | bytearray | memoryview, *, fsync: bool = False) -> None:
     """Replace ``path`` with ``value`` in one step (see :func:`atomic_open`), with plain
     system calls: this is the write of every chunk."""
-    fd, temp = _create_temp(os.path.dirname(path))
+    fd, temp = _create_temp(os.path.dirname(path), fsync)
     try:
         view = memoryview(value).cast("B")
         while view:
             view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(temp, path)
+        _replace(temp, path, fsync)
     except BaseException:
         if fd >= 0:
             os.close(fd)
-        try:
-            os.remove(temp)
-        except FileNotFoundError:
-            pass
+        _remove(temp)
         raise
 
 
 @contextmanager
-def atomic_open(path: str) -> Iterator[BinaryIO]:
+def atomic_open(path: str, *, fsync: bool = False, temp_dir: str | None = None) -> Iterator[BinaryIO]:
     """A file to write that replaces ``path`` in one step when the block ends without error.
 
     Readers see the old file or the new one, never a partial one; on error ``path`` is left
-    as it was and no temporary file remains. Parent directories are created as needed.
+    as it was and no temporary file remains. Parent directories are created as needed. The
+    temporary file is made in ``temp_dir`` (default: beside ``path``; it must be on the same
+    filesystem). ``fsync``: the file and the directory entry reach the disk before this
+    returns, so the new file also survives a power cut (without it: atomic, not durable).
     """
-    fd, temp = _create_temp(os.path.dirname(path))
+    fd, temp = _create_temp(temp_dir or os.path.dirname(path), fsync)
     try:
-        # No fsync: the guarantee is atomic visibility to readers, not durability across a
-        # power loss, and fsync would make the thousands of small chunk writes very slow.
         with open(fd, "wb") as file:
             yield file
-        os.replace(temp, path)
+            if fsync:
+                file.flush()
+                os.fsync(file.fileno())
+        _replace(temp, path, fsync)
     except BaseException:
-        try:
-            os.remove(temp)
-        except FileNotFoundError:
-            pass
+        _remove(temp)
         raise
+
+
+def replace_file(temp: str, path: str, *, fsync: bool | None = None) -> None:
+    """Move the complete file ``temp`` over ``path`` (same directory), as ``os.replace``;
+    ``fsync`` (None: the ``NCZARR_FSYNC`` setting) makes its contents and the rename reach
+    the disk first. For writers that must create their temporary file themselves."""
+    fsync = resolve_fsync(fsync)
+    if fsync:
+        fd = os.open(temp, os.O_RDWR | getattr(os, "O_BINARY", 0))  # Windows fsyncs only writable files
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    _replace(temp, path, fsync)
+
+
+def remove_contents(directory: str) -> None:
+    """Remove everything ``directory`` holds, keeping the directory itself. Links are removed,
+    never followed. Iterative, not ``shutil.rmtree``: that recurses once per level, and a
+    hierarchy a thousand groups deep (which nczarr writes and reads) would end in
+    RecursionError halfway through the removal."""
+    folders = [directory]
+    stack = [directory]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    stack.append(entry.path)
+                else:
+                    os.remove(entry.path)
+    for folder in reversed(folders[1:]):  # children after their parents were listed: deepest first
+        os.rmdir(folder)
+
+
+def remove_tree(path: str) -> None:
+    """Remove the directory ``path`` and everything in it (see :func:`remove_contents`)."""
+    remove_contents(path)
+    os.rmdir(path)
+
+
+def read_regular_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at ``path`` (a text the user names: CDL, model text).
+    Anything else (a FIFO, a device such as /dev/zero, a directory) is refused with
+    StoreError before it is read: reading it could hang or never end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise StoreError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(f"cannot read {os.fspath(path)!r}: it is not a regular file")
+    with open(fd, "rb") as file:
+        return file.read()

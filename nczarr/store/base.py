@@ -89,6 +89,9 @@ class Store(ABC):
     supports_listing: ClassVar[bool] = True
     #: Whether batch calls gain from running concurrently (remote stores).
     prefers_concurrency: ClassVar[bool] = False
+    #: The local file or folder that holds the store, whose writers take turns by a lock
+    #: (nczarr.store.lock); None for stores that are not local files.
+    local_path: str | None = None
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only or not self.supports_writes
@@ -174,6 +177,11 @@ class Store(ABC):
         """Remove every key below ``prefix``."""
         self._check_writable(prefix)
         self._delete_many(list(self._list_prefix(validate_prefix(prefix))))
+
+    def flush(self) -> None:
+        """Make the writes so far reach the store's location, so that they survive the
+        process being killed (``Dataset.sync()`` calls it): a store that buffers writes, as
+        a zip archive does, writes them out; stores that write through need do nothing."""
 
     def close(self) -> None:
         """Release resources; a store that buffers writes makes them durable here."""

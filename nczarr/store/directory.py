@@ -2,37 +2,83 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
 
-from nczarr.errors import StoreError
-from nczarr.store._files import is_temp_name, write_atomic
+from nczarr.errors import InvalidKeyError, StoreError
+from nczarr.store._files import is_temp_name, makedirs, resolve_fsync, write_atomic
 from nczarr.store.base import ByteRange, Store, check_size
 
 #: What opening a key's path raises when there is no file for that key.
 _ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+#: O_NOFOLLOW: a key that is a symbolic link fails to open (ELOOP on Linux, EMLINK on the
+#: BSDs) and is resolved and checked explicitly. O_NONBLOCK: opening a FIFO does not wait
+#: for a writer, so it can be refused after fstat instead of hanging.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_WRITE_FLAGS = os.O_WRONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_LINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
+#: How ``stat`` names the kinds of files that are no values.
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+#: Verified directories remembered per store; past this the memory is dropped and refilled.
+_MAX_VERIFIED = 1 << 16
 
 
 class DirectoryStore(Store):
     """Key ``a/b/c`` is the file ``root/a/b/c``. Writes are atomic; deleting a key prunes the
-    directories it leaves empty."""
+    directories it leaves empty.
+
+    Containment: no operation reaches outside the real (symlink-resolved) root. A key whose
+    real path is outside it (through a symbolic link among its directories or the key's own
+    file) is refused with InvalidKeyError naming the key, the store and where the link points,
+    for reading, writing, deleting and listing alike. Symbolic links that stay inside the root
+    are followed for reading and listing and as directories of keys written; a key that is
+    itself a link is read through (when its target is a regular file), but ``set`` replaces
+    the link itself, ``overwrite`` never writes through it and ``delete`` removes the link, not
+    its target. Listing refuses a directory link that loops back onto a directory above it.
+    Values that are not regular files (FIFOs, devices, sockets) are refused with StoreError
+    without being read; a directory is no value (the key is absent).
+
+    The directories of keys are checked once per store object and remembered: the check
+    guards against links present in the store, not against another process swapping a
+    directory for a link while the store is open (no path-based check closes that race).
+    """
 
     def __init__(
-        self, root: str | os.PathLike[str], *, read_only: bool = False, create: bool = True
+        self,
+        root: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        create: bool = True,
+        fsync: bool | None = None,
     ) -> None:
         super().__init__(read_only=read_only)
         self.root = os.path.abspath(os.fspath(root))
+        self.local_path = self.root
+        #: Whether writes are fsynced, file and directory, to survive a power cut (None:
+        #: the NCZARR_FSYNC setting); without it they are atomic, not durable.
+        self.fsync = resolve_fsync(fsync)
         if not os.path.isdir(self.root):
             if os.path.exists(self.root):
                 raise StoreError(f"store root {self.root!r} exists and is not a directory")
             if self.read_only or not create:
                 raise StoreError(f"store root {self.root!r} does not exist")
             try:
-                os.makedirs(self.root, exist_ok=True)
+                makedirs(self.root, self.fsync)
             except OSError as exc:
                 raise StoreError(f"cannot create store root {self.root!r}: {exc}") from exc
         self._real_root = os.path.realpath(self.root)
+        # Every path is built from the real root, so a later change of a link on the way to
+        # the root does not move the store.
+        self._root_prefix = os.path.join(self._real_root, "")
+        self._verified: set[str] = set()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.root!r})"
@@ -43,31 +89,157 @@ class DirectoryStore(Store):
     def __hash__(self) -> int:
         return hash((type(self), self._real_root))
 
+    # -- containment -----------------------------------------------------------------------
+    def _inside(self, real: str) -> bool:
+        return real == self._real_root or real.startswith(self._root_prefix)
+
     def _path(self, key: str) -> str:
-        # Keys are validated (no '..', no absolute paths), so the join stays under root.
-        return os.path.join(self.root, key)
+        """The file of ``key``, after checking that its directories stay inside the root."""
+        directory = key.rpartition("/")[0]
+        if directory and directory not in self._verified:
+            self._verify_directory(directory, key)
+        return self._root_prefix + key
+
+    def _verify_directory(self, directory: str, key: str) -> None:
+        parent, _, _ = directory.rpartition("/")
+        if parent and parent in self._verified:
+            # the usual case, a new folder below a checked one: one lstat tells whether it
+            # is a link (a path through which realpath must be checked) or not
+            try:
+                is_link = stat.S_ISLNK(os.lstat(self._root_prefix + directory).st_mode)
+            except OSError:
+                is_link = False  # absent: it will be made as a folder, not a link
+        else:
+            is_link = True
+        if is_link and not self._inside(os.path.realpath(self._root_prefix + directory)):
+            raise self._outside(key, directory)
+        if len(self._verified) >= _MAX_VERIFIED:
+            self._verified.clear()
+        self._verified.add(directory)
+
+    def _outside(self, key: str, through: str) -> InvalidKeyError:
+        """The error for ``key``, whose path ``through`` (a prefix of it) leaves the root:
+        it names the link that leads out and where that link points."""
+        parts = through.split("/")
+        for count in range(1, len(parts) + 1):
+            path = self._root_prefix + "/".join(parts[:count])
+            real = os.path.realpath(path)
+            if not self._inside(real):
+                break
+        name = "/".join(parts[:count])
+        if os.path.islink(path):
+            target = os.readlink(path)
+            how = f"a symbolic link to {target!r}" + (f" ({real!r})" if target != real else "")
+        else:
+            how = f"reached as {real!r}"
+        return InvalidKeyError(
+            f"{key!r} in {self!r} is outside the store: {name!r} is {how}, outside "
+            f"{self._real_root!r}"
+        )
+
+    def _resolve_link(self, key: str, path: str) -> str:
+        """The real path of ``key``'s file ``path``, which is a link; refused when outside."""
+        real = os.path.realpath(path)
+        if not self._inside(real):
+            raise self._outside(key, key)
+        return real
+
+    def _loops(self, directory: str, target: str) -> bool:
+        """Whether a link in ``directory`` (a listing prefix) to the real directory ``target``
+        leads back onto ``directory`` or one above it (listing it would never end)."""
+        below = os.path.join(target, "")
+        parts = directory.rstrip("/").split("/") if directory else []
+        for count in range(len(parts) + 1):
+            real = os.path.realpath(self._root_prefix + "/".join(parts[:count]))
+            if real == target or real.startswith(below):
+                return True
+        return False
+
+    def _linked_entry(self, directory: str, entry: os.DirEntry[str]) -> str | None:
+        """What a link found by listing ``directory`` is: "dir", "file" or None (dangling);
+        refused when it points outside the root or loops."""
+        key = directory + entry.name
+        real = self._resolve_link(key, entry.path)
+        if os.path.isdir(real):
+            if self._loops(directory, real):
+                raise StoreError(
+                    f"{key!r} in {self!r} is a symbolic link to {real!r}, which contains it: "
+                    "a loop"
+                )
+            return "dir"
+        return "file" if os.path.lexists(real) else None
 
     # -- reading -------------------------------------------------------------------------
-    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+    def _open_value(self, key: str) -> tuple[int, int] | None:
+        """A descriptor open for reading ``key``'s regular file and its size; None when the
+        key is absent (or a directory)."""
+        path = self._path(key)
         try:
-            with open(self._path(key), "rb") as file:
-                if byte_range is None:
-                    return file.read()
-                offset, length = byte_range
-                if offset < 0:
-                    offset = max(0, os.fstat(file.fileno()).st_size + offset)
-                file.seek(offset)
-                return file.read() if length is None else file.read(length)
+            fd = os.open(path, _READ_FLAGS)
         except _ABSENT:
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read {key!r} from {self!r}: {exc}") from exc
+            if exc.errno not in _LINK_ERRNOS or not os.path.islink(path):
+                raise self._read_error(key, exc) from exc
+            real = self._resolve_link(key, path)
+            try:
+                fd = os.open(real, _READ_FLAGS)
+            except _ABSENT:
+                return None
+            except OSError as exc:
+                raise self._read_error(key, exc) from exc
+        try:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                if stat.S_ISDIR(status.st_mode):
+                    os.close(fd)
+                    return None
+                raise self._not_regular(key, status.st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, status.st_size
+
+    def _not_regular(self, key: str, mode: int) -> StoreError:
+        kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "something else")
+        return StoreError(f"refusing to read {key!r} in {self!r}: it is {kind}, not a regular file")
+
+    def _read_error(self, key: str, exc: OSError) -> StoreError:
+        return StoreError(f"cannot read {key!r} from {self!r}: {exc}")
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        opened = self._open_value(key)
+        if opened is None:
+            return None
+        fd, size = opened
+        try:
+            if byte_range is None:
+                return _read(fd, size)
+            offset, length = byte_range
+            if offset < 0:
+                offset = max(0, size + offset)
+            count = size - offset if length is None else min(length, size - offset)
+            if count <= 0:
+                return b""
+            os.lseek(fd, offset, os.SEEK_SET)
+            return _read(fd, count)
+        except OSError as exc:
+            raise self._read_error(key, exc) from exc
+        finally:
+            os.close(fd)
 
     def _get_into(self, key: str, view: memoryview) -> bool:
+        opened = self._open_value(key)
+        if opened is None:
+            return False
+        fd, size = opened
         try:
-            with open(self._path(key), "rb", buffering=0) as file:
-                size = os.fstat(file.fileno()).st_size
-                check_size(key, size, view.nbytes)
+            check_size(key, size, view.nbytes)
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            with open(fd, "rb", buffering=0) as file:
                 done = 0
                 # readinto may return fewer bytes than asked (reads above 2 GiB on Linux).
                 while done < size:
@@ -76,46 +248,84 @@ class DirectoryStore(Store):
                         raise StoreError(f"{key!r} in {self!r} shrank while it was read")
                     done += count
                 return True
-        except _ABSENT:
-            return False
         except StoreError:
             raise
         except OSError as exc:
-            raise StoreError(f"cannot read {key!r} from {self!r}: {exc}") from exc
+            raise self._read_error(key, exc) from exc
+
+    def _stat(self, key: str) -> os.stat_result | None:
+        """The status of ``key``'s regular file; None when absent or a directory."""
+        path = self._path(key)
+        try:
+            status = os.lstat(path)
+        except _ABSENT:
+            return None
+        except OSError as exc:
+            raise self._read_error(key, exc) from exc
+        if stat.S_ISLNK(status.st_mode):
+            real = self._resolve_link(key, path)
+            try:
+                status = os.stat(real)
+            except _ABSENT:
+                return None
+            except OSError as exc:
+                raise self._read_error(key, exc) from exc
+        if stat.S_ISREG(status.st_mode):
+            return status
+        if stat.S_ISDIR(status.st_mode):
+            return None
+        raise self._not_regular(key, status.st_mode)
 
     def _exists(self, key: str) -> bool:
-        return os.path.isfile(self._path(key))
+        return self._stat(key) is not None
 
     def _getsize(self, key: str) -> int | None:
-        try:
-            status = os.stat(self._path(key))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return status.st_size if stat.S_ISREG(status.st_mode) else None
+        status = self._stat(key)
+        return None if status is None else status.st_size
+
+    def _directory_path(self, prefix: str) -> str:
+        """The directory of a listing prefix, checked to be inside the root."""
+        if prefix:
+            directory = prefix[:-1]
+            if directory not in self._verified:
+                self._verify_directory(directory, prefix)
+        return self._root_prefix + prefix
 
     def _list_prefix(self, prefix: str) -> Iterator[str]:
+        self._directory_path(prefix)
         stack = [prefix]
         while stack:
             directory = stack.pop()
             try:
-                with os.scandir(os.path.join(self.root, directory)) as entries:
-                    for entry in entries:
-                        if entry.is_dir():
-                            stack.append(f"{directory}{entry.name}/")
-                        elif not is_temp_name(entry.name):
-                            yield directory + entry.name
+                scan = os.scandir(self._root_prefix + directory)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            with scan as entries:
+                for entry in entries:
+                    kind = self._kind(directory, entry)
+                    if kind == "dir":
+                        stack.append(f"{directory}{entry.name}/")
+                    elif kind == "file":
+                        yield directory + entry.name
+
+    def _kind(self, directory: str, entry: os.DirEntry[str]) -> str | None:
+        """What a listed entry is: "dir", "file" (a key) or None (neither)."""
+        if entry.is_symlink():
+            kind = self._linked_entry(directory, entry)
+        else:
+            kind = "dir" if entry.is_dir(follow_symlinks=False) else "file"
+        return None if kind == "file" and is_temp_name(entry.name) else kind
 
     def _list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         keys: list[str] = []
         prefixes: list[str] = []
         try:
-            with os.scandir(os.path.join(self.root, prefix)) as entries:
+            with os.scandir(self._directory_path(prefix)) as entries:
                 for entry in entries:
-                    if entry.is_dir():
+                    kind = self._kind(prefix, entry)
+                    if kind == "dir":
                         prefixes.append(entry.name)
-                    elif not is_temp_name(entry.name):
+                    elif kind == "file":
                         keys.append(entry.name)
         except (FileNotFoundError, NotADirectoryError):
             pass
@@ -123,23 +333,30 @@ class DirectoryStore(Store):
 
     # -- writing -------------------------------------------------------------------------
     def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        # os.replace replaces a link at the key's path; it never writes through it.
+        path = self._path(key)
         try:
-            write_atomic(self._path(key), value)
+            write_atomic(path, value, fsync=self.fsync)
         except OSError as exc:
             raise StoreError(f"cannot write {key!r} to {self!r}: {exc}") from exc
 
     def overwrite(self, key: str, value: bytes | bytearray | memoryview) -> bool:
         super().overwrite(key, value)
+        path = self._path(key)
         try:
-            fd = os.open(self._path(key), os.O_WRONLY | getattr(os, "O_BINARY", 0))
+            # A link, FIFO or missing file: not written here (set replaces it).
+            fd = os.open(path, _WRITE_FLAGS)
         except OSError:
             return False
         try:
             view = memoryview(value).cast("B")
-            if os.fstat(fd).st_size != len(view):
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode) or status.st_size != len(view):
                 return False
             while view:
                 view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
             return True
         except OSError as exc:
             raise StoreError(f"cannot write {key!r} to {self!r}: {exc}") from exc
@@ -149,7 +366,7 @@ class DirectoryStore(Store):
     def _delete(self, key: str) -> None:
         path = self._path(key)
         try:
-            os.remove(path)
+            os.remove(path)  # removes a link, never its target
         except _ABSENT:
             return
         except OSError as exc:
@@ -159,9 +376,26 @@ class DirectoryStore(Store):
     def _prune(self, directory: str) -> None:
         # Remove directories left empty, stopping at the root or at the first one in use
         # (rmdir refuses a non-empty directory, so a concurrent writer is never harmed).
-        while len(directory) > len(self.root):
+        while len(directory) > len(self._real_root):
             try:
                 os.rmdir(directory)
             except OSError:
                 return
+            self._verified.discard(directory[len(self._root_prefix) :])
             directory = os.path.dirname(directory)
+
+
+def _read(fd: int, count: int) -> bytes:
+    """Up to ``count`` bytes from ``fd`` (fewer only when the file ends first)."""
+    data = os.read(fd, count)
+    if len(data) == count or not data:
+        return data
+    parts = [data]
+    count -= len(data)
+    while count:
+        more = os.read(fd, count)
+        if not more:
+            break
+        parts.append(more)
+        count -= len(more)
+    return b"".join(parts)

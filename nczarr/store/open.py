@@ -5,13 +5,18 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from nczarr.errors import InvalidModeError, NodeExistsError, StoreError
+from nczarr.errors import (
+    ForeignContentError,
+    InvalidModeError,
+    NodeExistsError,
+    StoreError,
+)
+from nczarr.store._files import is_temp_name, remove_contents
 from nczarr.store.base import Store
 from nczarr.store.directory import DirectoryStore
 from nczarr.store.fsspec import FsspecStore
@@ -73,18 +78,59 @@ def _refuse_existing(location: str) -> NoReturn:
     raise NodeExistsError(f"{location!r} already exists (mode 'w-' creates only new datasets)")
 
 
-#: Keys at the top of a location that show it holds a Zarr dataset (v3, v2, consolidated v2).
-_ZARR_ROOT_KEYS = ("zarr.json", ".zgroup", ".zarray", ".zmetadata")
+#: Metadata documents, at any level of a hierarchy: Zarr v3, Zarr v2 (with consolidated
+#: metadata) and NCZarr v1 (netcdf-c 4.8). A folder holding one is a node of the hierarchy.
+_METADATA_NAMES = frozenset(
+    {"zarr.json", ".zgroup", ".zarray", ".zattrs", ".zmetadata"}
+    | {".nczarr", ".nczgroup", ".nczarray", ".nczvar", ".nczattrs", ".nczattr"}
+)
+#: A segment of a chunk (or shard) key below its array's folder: v3 ``c/0/1`` and ``c.0.1``
+#: (``c`` alone for a scalar), v2 ``0.1`` and ``0/1``.
+_CHUNK_SEGMENT = re.compile(r"(?:c|[0-9]+)(?:\.[0-9]+)*")
+#: How many of the keys in the way an error names.
+_NAMED = 5
 
 
-def _refuse_unless_zarr(store: Store, location: str) -> None:
-    """Mode 'w' replaces a dataset; it must not wipe a directory of something else."""
-    keys, prefixes = store.list_dir("")
-    if (keys or prefixes) and not any(name in keys for name in _ZARR_ROOT_KEYS):
-        raise StoreError(
-            f"refusing to replace {location!r}: it is not empty and holds no Zarr dataset "
-            f"(no {', '.join(_ZARR_ROOT_KEYS)} at its top)"
-        )
+def foreign_keys(keys: Iterable[str]) -> list[str]:
+    """The keys that are not part of a Zarr hierarchy whose root is the top, sorted.
+
+    Part of a hierarchy are: metadata documents (``_METADATA_NAMES``) in any folder, which
+    makes that folder a node; below a node, keys whose name is a chunk key segment
+    (``_CHUNK_SEGMENT``), also in folders that hold no document: the chunks of arrays whose
+    documents a killed writer never wrote (chunks are stored before the documents that make
+    them visible); and our own temporary files. Names decide, so nothing is read (groups and
+    arrays are not told apart: a file named ``0`` beside a group's ``zarr.json`` passes).
+    Everything else, such as a user's ``notes.txt`` beside a ``zarr.json``, or any key when
+    the top holds no metadata document, is foreign."""
+    keys = [key for key in keys if not is_temp_name(key.rpartition("/")[2])]
+    if not any(key in _METADATA_NAMES for key in keys):
+        return sorted(keys)
+    return sorted(key for key in keys if not _in_hierarchy(key))
+
+
+def _in_hierarchy(key: str) -> bool:
+    name = key.rpartition("/")[2]
+    return name in _METADATA_NAMES or _CHUNK_SEGMENT.fullmatch(name) is not None
+
+
+def _refuse_foreign(keys: Iterable[str], location: str) -> None:
+    """Mode 'w' replaces a Zarr hierarchy; it must not delete anything else."""
+    keys = list(keys)
+    foreign = foreign_keys(keys)
+    if not foreign:
+        return
+    if any(key in _METADATA_NAMES for key in keys):
+        what = "besides a Zarr dataset it holds"
+        names = sorted(foreign, key=lambda key: (key.count("/"), key))  # the shallowest first
+    else:
+        what = "it holds no Zarr dataset (no metadata document at its top) but holds"
+        names = sorted({key.partition("/")[0] + key.partition("/")[1] for key in foreign})
+    named = ", ".join(repr(name) for name in names[:_NAMED])
+    more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+    raise ForeignContentError(
+        f"refusing to replace {location!r}: {what} {named}{more}; move these away or "
+        "choose another location"
+    )
 
 
 def _open_directory(path: str, mode: str) -> DirectoryStore:
@@ -95,16 +141,33 @@ def _open_directory(path: str, mode: str) -> DirectoryStore:
     if mode in ("w-", "x") and os.path.lexists(path):
         _refuse_existing(path)
     if mode == "w" and os.path.lexists(path):
-        if os.path.islink(path) or not os.path.isdir(path):
-            kind = "a symbolic link" if os.path.islink(path) else "not a directory"
-            raise StoreError(f"refusing to replace {path!r} with a dataset: it is {kind}")
-        _refuse_unless_zarr(DirectoryStore(path, read_only=True), path)
-        logger.debug("removing %r to create a new dataset there", path)
+        if not os.path.isdir(path):
+            raise StoreError(f"refusing to replace {path!r} with a dataset: it is not a directory")
+        # A link to a directory is replaced where it points, as netCDF4 replaces the file a
+        # link names; the link itself stays.
+        real = os.path.realpath(path)
         try:
-            shutil.rmtree(path)
+            _refuse_foreign(_local_keys(real), path)
+            logger.debug("removing the dataset in %r to create a new one there", path)
+            remove_contents(real)
+        except ForeignContentError:
+            raise
         except OSError as exc:
-            raise StoreError(f"cannot remove {path!r} to create a dataset there: {exc}") from exc
+            raise StoreError(f"cannot remove the dataset in {path!r} to create a new one: {exc}") from exc
     return DirectoryStore(path)
+
+
+def _local_keys(root: str) -> Iterator[str]:
+    """Every file below ``root`` as a key; links (to folders too) are keys, never followed."""
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        with os.scandir(os.path.join(root, prefix)) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(f"{prefix}{entry.name}/")
+                else:
+                    yield prefix + entry.name
 
 
 def _open_zip(path: str, mode: str) -> ZipStore:
@@ -123,7 +186,7 @@ def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, Any] | None)
     if mode in ("w", "w-", "x") and store.fs.exists(store.root):
         if mode != "w":
             _refuse_existing(url)
-        _refuse_unless_zarr(store, url)
+        _refuse_foreign(store.list(), url)
         logger.debug("removing %r to create a new dataset there", url)
         store.fs.rm(store.root, recursive=True)
     return store

@@ -107,8 +107,9 @@ def test_r_plus_and_a_on_a_zip_keep_its_entries(tmp_path: Path) -> None:
 
 def test_w_replaces_an_existing_dataset(tmp_path: Path) -> None:
     root = tmp_path / "data"
-    (root / "old" / "deep").mkdir(parents=True)
-    (root / "old" / "deep" / "chunk").write_bytes(b"x")
+    (root / "old" / "c" / "0").mkdir(parents=True)
+    (root / "old" / "c" / "0" / "1").write_bytes(b"x")
+    (root / "old" / "zarr.json").write_bytes(b"{}")
     (root / "zarr.json").write_bytes(b"{}")
     store = open_store(root, "w")
     assert isinstance(store, DirectoryStore)
@@ -147,10 +148,15 @@ def test_w_replaces_a_zip_on_close(tmp_path: Path) -> None:
 
 
 def test_w_clears_an_fsspec_location(memory_url: str) -> None:
-    FsspecStore(memory_url).set("old/k", b"1")
+    FsspecStore(memory_url).set("old/0", b"1")
     with pytest.raises(StoreError, match="holds no Zarr dataset"):
         open_store(memory_url, "w")
     FsspecStore(memory_url).set(".zgroup", b"{}")
+    FsspecStore(memory_url).set("old/notes", b"2")
+    with pytest.raises(StoreError, match="besides a Zarr dataset it holds 'old/notes'"):
+        open_store(memory_url, "w")
+    FsspecStore(memory_url).delete("old/notes")
+    FsspecStore(memory_url).set("old/.zarray", b"{}")
     store = open_store(memory_url, "w")
     assert list(store.list()) == []
     store.set("new", b"2")
