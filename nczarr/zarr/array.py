@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
+import sys
 import threading
 import weakref
 import collections
@@ -16,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from nczarr.errors import CodecError, SelectionError, StoreError
+from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
 from nczarr.store.base import Store
 from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
@@ -29,6 +31,15 @@ log = logging.getLogger(__name__)
 DEFAULT_CACHE_BYTES = 64 * 2**20
 #: Chunks fetched from a remote store per batch.
 BATCH_SIZE = 64
+#: Memory for one chunk. Zarr stores edge chunks padded to full size, so reading a stored
+#: chunk or writing one takes its whole declared size. Where the declared chunk shape is
+#: larger than the array's (shape 10, chunks 10**9), that size may be at most
+#: CHUNK_PADDING_FACTOR times the largest part of a chunk inside the array, or
+#: CHUNK_MEMORY_FLOOR bytes, whichever is more. Beyond that, absent chunks read as fill, a
+#: shard whose index and inner chunks fit is read in part, and reading another stored chunk
+#: or writing any raises ChunkTooLargeError naming the chunk.
+CHUNK_MEMORY_FLOOR = 256 * 2**20
+CHUNK_PADDING_FACTOR = 16
 
 _pool: ThreadPoolExecutor | None = None
 _scratch = threading.local()
@@ -350,6 +361,8 @@ class Array(Node):
         super().__init__(store, path, metadata, read_only=read_only)
         self._pipeline = build_pipeline(metadata)
         self._prefix = key_prefix(path)
+        #: Bytes of one whole decoded chunk (Python ints: no overflow).
+        self._chunk_nbytes = math.prod(self.chunks) * self.dtype.itemsize
         self._cache = ChunkCache(cache_bytes)
         self._writer = ChunkWriter(store, self._pipeline, write_empty_chunks, behind=write_behind)
         # Dirty chunks reach the store even if the caller forgets flush().
@@ -378,7 +391,7 @@ class Array(Node):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -386,7 +399,7 @@ class Array(Node):
 
     @property
     def nchunks(self) -> int:
-        return int(np.prod(self._grid(self.shape), dtype=np.int64))
+        return math.prod(self._grid(self.shape))
 
     @property
     def pipeline(self) -> CodecPipeline:
@@ -406,6 +419,31 @@ class Array(Node):
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         """The store key of the chunk at grid position ``coords``."""
         return self._prefix + self.metadata.chunk_key(coords)
+
+    def _inside_nbytes(self) -> int:
+        """Bytes of the largest part of a chunk that lies inside the array."""
+        return math.prod(min(c, n) for c, n in zip(self.chunks, self.shape)) * self.dtype.itemsize
+
+    def _chunk_memory_limit(self) -> int:
+        """The most memory one chunk may take (see CHUNK_MEMORY_FLOOR)."""
+        allowed = max(CHUNK_MEMORY_FLOOR, CHUNK_PADDING_FACTOR * self._inside_nbytes())
+        return min(sys.maxsize, allowed)
+
+    def _chunks_too_large(self) -> bool:
+        """Whether a whole chunk takes more memory than CHUNK_MEMORY_FLOOR allows, or more
+        than any buffer can hold."""
+        if self._chunk_nbytes <= CHUNK_MEMORY_FLOOR:
+            return False  # the usual case, without looking at the shape
+        return self._chunk_nbytes > self._chunk_memory_limit()
+
+    def _check_chunk_memory(self, key: str, doing: str) -> None:
+        if self._chunks_too_large():
+            inside = self._inside_nbytes()
+            why = "more than a buffer can hold" if self._chunk_nbytes > sys.maxsize else f"for at most {inside} bytes inside the array"
+            raise ChunkTooLargeError(
+                f"chunk {key!r} of array {self.path or '/'!r}: {doing} it takes {self._chunk_nbytes} "
+                f"bytes of memory, {why} (shape {self.shape}, chunks {self.chunks}); refused"
+            )
 
     # -- reading -------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> np.ndarray:
@@ -455,7 +493,7 @@ class Array(Node):
     def _read_raw_scratch(self, key: str) -> np.ndarray | None:
         """A raw chunk read into this thread's reusable buffer (fresh buffers of megabytes
         cost page faults on every read); None when absent. Valid until the thread's next read."""
-        nbytes = self.dtype.itemsize * int(np.prod(self.chunks, dtype=np.int64))
+        nbytes = self._chunk_nbytes
         buffer = getattr(_scratch, "buffer", None)
         if buffer is None or len(buffer) < nbytes:
             buffer = _scratch.buffer = bytearray(nbytes)
@@ -482,13 +520,38 @@ class Array(Node):
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
-        try:
-            data = self.store.get(key)
-        except KeyError:
-            data = None
-        chunk = self._decode(key, data)
+        chunk = self._decode(key, self._read_stored(key))
         self._place(view, proj, chunk)
         return chunk
+
+    def _read_stored(self, key: str) -> bytes | None:
+        """The stored bytes of a chunk (None when absent), reading no more than a chunk can
+        encode to: a bigger value is corrupt and is refused without being read whole."""
+        limit = self._pipeline.max_encoded_size
+        try:
+            data = self.store.get(key, (0, limit + 1))
+        except KeyError:
+            return None
+        if len(data) > limit:
+            raise CodecError(
+                f"chunk {key!r} of array {self.path or '/'!r}: the stored value has more than "
+                f"{limit} bytes, more than any chunk of the array encodes to; refused"
+            )
+        return data
+
+    def _load_beyond(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
+        """Chunks too large to decode whole (see CHUNK_MEMORY_FLOOR): absent ones read as
+        fill; a shard whose index and inner chunks are small enough is read in part (only
+        what lies inside the array); any other stored chunk is refused."""
+        partial = self._pipeline.partial_nbytes
+        in_part = partial is not None and partial <= self._chunk_memory_limit()
+        for key, proj in pending:
+            if in_part:
+                self._load_part_of_shard(view, key, proj)
+                continue
+            if self.store.exists(key):
+                self._check_chunk_memory(key, "reading")
+            view[proj.out_selection] = self._pipeline.spec.fill_value
 
     def _load_part_of_shard(self, view: np.ndarray, key: str, proj: ChunkProjection) -> None:
         """Read only the shard index and the inner chunks the selection touches."""
@@ -505,6 +568,9 @@ class Array(Node):
         if not pending:
             return
         self._writer.settle(k for k, _ in pending)
+        if self._chunks_too_large():
+            self._load_beyond(view, pending)
+            return
         if self.store.prefers_concurrency:
             for i in range(0, len(pending), BATCH_SIZE):
                 batch = pending[i : i + BATCH_SIZE]
@@ -587,12 +653,14 @@ class Array(Node):
         part = source[proj.out_selection] if proj.out_selection else source[...]
         if part.shape == self.chunks:
             return part
+        self._check_chunk_memory(self.chunk_key(proj.coords), "writing")
         chunk = np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
         chunk[proj.chunk_selection] = part
         return chunk
 
     def _existing_chunk(self, key: str) -> np.ndarray:
         """A writable copy of a stored chunk (or a chunk of fill) for read-modify-write."""
+        self._check_chunk_memory(key, "writing")
         self._writer.settle((key,))
         if self._pipeline.is_raw:  # read straight into the chunk's array
             chunk = np.empty(self.chunks, dtype=self.dtype, order=self.metadata.order)
@@ -602,9 +670,8 @@ class Array(Node):
                 found = None  # another size than a raw chunk has: let the pipeline say why
             if found is not None:
                 return chunk if found else np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
-        try:
-            data = self.store.get(key)
-        except KeyError:
+        data = self._read_stored(key)
+        if data is None:
             return np.full(self.chunks, self._pipeline.spec.fill_value, dtype=self.dtype)
         return np.array(self._decode(key, data), order=self.metadata.order)
 

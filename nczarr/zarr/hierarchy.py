@@ -42,7 +42,7 @@ from nczarr.zarr.metadata import (
     make_zmetadata,
     parse_node,
 )
-from nczarr.zarr.node import Node, check_node_name, join_path, key_prefix
+from nczarr.zarr.node import Node, check_node_name, is_node_name, join_path, key_prefix
 
 ZarrFormat = Literal[2, 3]
 _DOCUMENTS = {3: (ZARR_JSON,), 2: (ZARRAY, ZGROUP, ZATTRS)}
@@ -414,7 +414,8 @@ class Group(Node):
             prefix = key_prefix(self.path)
             return sorted(p[len(prefix) :] for p in view if p.startswith(prefix) and p.count("/") == depth)
         _, prefixes = self.store.list_dir(key_prefix(self.path))
-        return prefixes
+        # a listing naming "..", "." or "a/b" would lead a walk outside this group, or round it
+        return [name for name in prefixes if is_node_name(name)]
 
     def _children(self) -> Iterator[tuple[str, NodeMetadata]]:
         """(path, metadata) of each child, sorted by name; groups implied by deeper nodes
@@ -442,22 +443,47 @@ class Group(Node):
         return {k: v for k, v in self.members().items() if isinstance(v, Array)}
 
     def walk(self) -> Iterator[Group | Array]:
-        """Every node below this group, depth first, parents before children."""
-        for node in self.members().values():
+        """Every node below this group, depth first, parents before children (with a stack,
+        not recursion: a tree may be deeper than Python's recursion limit)."""
+        if self._hierarchy.nodes is not None:  # one pass over the view, as descendants() does
+            for path, metadata in self.descendants().items():
+                yield self._node(join_path(self.path, path), metadata)
+            return
+        pending = [iter(self.members().values())]
+        while pending:
+            node = next(pending[-1], None)
+            if node is None:
+                pending.pop()
+                continue
             yield node
             if isinstance(node, Group):
-                yield from node.walk()
+                pending.append(iter(node.members().values()))
 
     def descendants(self) -> dict[str, NodeMetadata]:
         """The metadata of every node below this group by path relative to it, depth first
         (the form consolidated metadata stores); read without opening the arrays."""
         out: dict[str, NodeMetadata] = {}
         prefix = key_prefix(self.path)
-        for path, metadata in self._children():
+        view = self._hierarchy.nodes
+        if view is not None:  # one pass over the view: asking it for each group's children costs n²
+            groups = {self.path}
+            for path in sorted((p for p in view if p.startswith(prefix)), key=lambda p: p.split("/")):
+                if path.rpartition("/")[0] in groups:  # below a node of the view, as _children() sees it
+                    out[path[len(prefix) :]] = metadata = view[path]
+                    if metadata.node_type == "group":
+                        groups.add(path)
+            return out
+        pending = [self._children()]
+        while pending:
+            child = next(pending[-1], None)
+            if child is None:
+                pending.pop()
+                continue
+            path, metadata = child
             out[path[len(prefix) :]] = metadata
             if metadata.node_type == "group":
-                child = Group(self.store, path, metadata, read_only=True, hierarchy=self._hierarchy)
-                out.update({f"{path[len(prefix) :]}/{p}": m for p, m in child.descendants().items()})
+                group = Group(self.store, path, metadata, read_only=True, hierarchy=self._hierarchy)
+                pending.append(group._children())
         return out
 
     # -- creating and deleting ------------------------------------------------------------

@@ -38,6 +38,7 @@ attributes round-trip through zarr-python as floats.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,8 +50,12 @@ import numpy as np
 
 from nczarr.errors import MetadataError, NodeNotFoundError
 from nczarr.zarr.dtypes import DataType, object_codec_id_of
+from nczarr.zarr.node import check_node_name
 
 __all__ = [
+    "MAX_DIMENSIONS",
+    "MAX_ELEMENTS",
+    "MAX_JSON_DEPTH",
     "ZARRAY",
     "ZARR_JSON",
     "ZATTRS",
@@ -63,8 +68,10 @@ __all__ = [
     "GroupMetadataV2",
     "GroupMetadataV3",
     "NodeMetadata",
+    "check_nesting",
     "consolidated_from_root",
     "dump_json",
+    "load_json",
     "make_consolidated_v3",
     "make_zmetadata",
     "parse_node",
@@ -94,21 +101,99 @@ _V3_ARRAY_MEMBERS = frozenset(
 _V3_GROUP_MEMBERS = frozenset({"zarr_format", "node_type", "attributes", "consolidated_metadata"})
 _DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
 
+#: The most levels of arrays and objects a node's metadata document may nest when written:
+#: far more than any real document needs, and few enough that code walking a parsed document
+#: recursively (encoders, comparisons, copies) stays well inside Python's recursion limit.
+MAX_JSON_DEPTH = 128
+#: The levels consolidated metadata puts around a node's document (v3: consolidated_metadata,
+#: metadata, path); documents read may nest this much more than MAX_JSON_DEPTH.
+_COPY_LEVELS = 3
+#: The most dimensions an array may have: numpy's limit (NPY_MAXDIMS).
+MAX_DIMENSIONS = 64
+#: The largest number of elements an array, chunk or dimension may have: what int64 holds.
+MAX_ELEMENTS = 2**63 - 1
 
-def dump_json(obj: Any) -> bytes:
+
+def dump_json(obj: Any, max_depth: int | None = MAX_JSON_DEPTH) -> bytes:
     """Serialise one metadata document: UTF-8 on one line (the C encoder: indenting would
     make creating many variables several times slower); numpy scalars and arrays become JSON
-    numbers and lists."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=True, default=_json_default)
+    numbers and lists. MetadataError when it nests deeper than ``max_depth`` (a node's
+    document deeper than MAX_JSON_DEPTH could not be read back once consolidated; None: as
+    deep as Python can write)."""
+    too_deep = (
+        "a document nests deeper than Python can write as JSON"
+        if max_depth is None
+        else f"a document may nest at most {max_depth} levels of arrays and objects"
+    )
     try:
-        return text.encode()
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=True, default=_json_default)
+    except RecursionError:
+        raise MetadataError(too_deep) from None
+    try:
+        data = text.encode()
     except UnicodeEncodeError:
         # lone surrogates (bytes that were not UTF-8, kept by surrogate escapes) can only be
         # written as JSON escapes, and only occur inside strings
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+        data = _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+    if max_depth is not None and _nesting_depth(data, max_depth) > max_depth:
+        raise MetadataError(too_deep)
+    return data
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def load_json(data: bytes | str, key: str, *, strict: bool = True) -> Any:
+    """Parse one metadata document; MetadataError naming ``key`` when it is not JSON (not
+    UTF-8, truncated, numbers too long to convert) or nests deeper than a node's document
+    may once consolidated (MAX_JSON_DEPTH and the consolidated levels around it).
+    ``strict`` False accepts raw control characters inside strings, as netcdf-c does."""
+    limit = MAX_JSON_DEPTH + _COPY_LEVELS
+    try:
+        obj = json.loads(data, strict=strict)
+    except RecursionError:
+        raise MetadataError(f"{key}: not valid JSON: nested deeper than {limit} levels") from None
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError too
+        raise MetadataError(f"{key}: not valid JSON: {exc}") from None
+    if _nesting_depth(data, limit) > limit:
+        raise MetadataError(f"{key}: not valid JSON: nested deeper than {limit} levels")
+    return obj
+
+
+def check_nesting(value: Any) -> None:
+    """MetadataError when a parsed JSON value nests deeper than :func:`load_json` accepts
+    (for values that did not come through it, e.g. ZOM documents)."""
+    limit = MAX_JSON_DEPTH + _COPY_LEVELS
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            raise MetadataError(f"a value nests deeper than {limit} levels")
+        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+_MARKS = b'"[]{}'
+_NOT_MARKS = bytes(sorted(set(range(256)) - set(_MARKS)))
+_MARK_STEP = np.zeros(256, np.int8)
+_MARK_STEP[[ord("["), ord("{")]] = 1
+_MARK_STEP[[ord("]"), ord("}")]] = -1
+
+
+def _nesting_depth(data: bytes | str, limit: int) -> int:
+    """How deep the arrays and objects of a valid JSON text nest (0 when it cannot exceed
+    ``limit``, the common case: counting brackets costs little). Brackets inside strings
+    do not count: escapes are blanked so that every quote left delimits a string."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return 0
+    raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_MARKS)
+    marks = np.frombuffer(raw, np.uint8)
+    outside = np.cumsum(marks == ord('"'), dtype=np.int32) % 2 == 0
+    steps = np.where(outside, _MARK_STEP[marks], 0)
+    return int(np.cumsum(steps, dtype=np.int32).max(initial=0))
 
 
 def _json_default(obj: Any) -> Any:
@@ -350,7 +435,8 @@ class GroupMetadataV3(_Node):
         return replace(self, attributes=dict(attrs))
 
     def documents(self) -> dict[str, bytes]:
-        return {ZARR_JSON: dump_json(self.to_json())}
+        levels = 0 if self.consolidated is None else _COPY_LEVELS
+        return {ZARR_JSON: dump_json(self.to_json(), MAX_JSON_DEPTH + levels)}
 
     def document_keys(self) -> tuple[str, ...]:
         return (ZARR_JSON,)
@@ -554,11 +640,7 @@ def parse_node(docs: Mapping[str, bytes], path: str = "") -> NodeMetadata:
     parsed = {}
     for name in (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS):
         if name in docs:
-            key = _key(path, name)
-            try:
-                parsed[name] = json.loads(docs[name])
-            except ValueError as exc:
-                raise MetadataError(f"{key}: not valid JSON: {exc}") from exc
+            parsed[name] = load_json(docs[name], _key(path, name))
             if ZARR_JSON in parsed:
                 break  # v2 documents next to a zarr.json are not this node's metadata
     return _node_from_json(parsed, path)
@@ -597,10 +679,7 @@ def consolidated_from_root(
     if ZMETADATA not in docs:
         return None
     key = _key(path, ZMETADATA)
-    try:
-        obj = json.loads(docs[ZMETADATA])
-    except ValueError as exc:
-        raise MetadataError(f"{key}: not valid JSON: {exc}") from exc
+    obj = load_json(docs[ZMETADATA], key)
     with _about(key):
         obj = _object(obj)
         if _required(obj, "zarr_consolidated_format") != 1:
@@ -621,7 +700,7 @@ def consolidated_from_root(
                 nodes[node_path] = _node_from_json(node_docs, node_path)
             except NodeNotFoundError as exc:
                 raise MetadataError(f"{node_path}/{ZATTRS} has no {ZARRAY} or {ZGROUP}") from exc
-        return nodes
+        return _consolidated_nodes(nodes, 2)
 
 
 def make_consolidated_v3(
@@ -639,7 +718,7 @@ def make_zmetadata(root: GroupMetadataV2, nodes: Mapping[str, NodeMetadata]) -> 
     for path, node in sorted(_consolidated_nodes(nodes, 2).items(), key=consolidated_order):
         metadata[f"{path}/{ZATTRS}"] = node.attributes
         metadata[f"{path}/{ZARRAY if node.node_type == 'array' else ZGROUP}"] = node.to_json()
-    return dump_json({"metadata": metadata, "zarr_consolidated_format": 1})
+    return dump_json({"metadata": metadata, "zarr_consolidated_format": 1}, MAX_JSON_DEPTH + _COPY_LEVELS)
 
 
 def _consolidated_nodes(nodes: Mapping[str, Any], zarr_format: int) -> dict[str, NodeMetadata]:
@@ -647,8 +726,11 @@ def _consolidated_nodes(nodes: Mapping[str, Any], zarr_format: int) -> dict[str,
     stripped of their own consolidated metadata."""
     out: dict[str, NodeMetadata] = {}
     for path, node in nodes.items():
-        if not isinstance(path, str) or not path or path.startswith("/") or path.endswith("/"):
-            raise MetadataError(f"consolidated path {path!r} is not a relative node path")
+        try:
+            for name in path.split("/"):
+                check_node_name(name)
+        except (AttributeError, MetadataError):
+            raise MetadataError(f"consolidated path {path!r} is not a relative node path") from None
         if not isinstance(node, _Node) or node.zarr_format != zarr_format:  # type: ignore
             raise MetadataError(f"consolidated node {path!r} is not Zarr v{zarr_format} metadata")
         out[path] = replace(node, consolidated=None) if isinstance(node, GroupMetadataV3) else node
@@ -722,11 +804,18 @@ def _list(value: Any, name: str) -> Sequence[Any]:
 
 
 def _shape(value: Any, name: str, minimum: int) -> tuple[int, ...]:
+    """A shape or chunk shape: at most MAX_DIMENSIONS integers >= ``minimum`` whose product
+    fits in int64 (numpy and the chunk arithmetic hold no more)."""
     items = _list(value, name)
     if not all(_is_count(n) and n >= minimum for n in items):
         what = "non-negative" if minimum == 0 else "positive"
         raise MetadataError(f"{name!r} must be a list of {what} integers, got {_show(value)}")
-    return tuple(int(n) for n in items)
+    if len(items) > MAX_DIMENSIONS:
+        raise MetadataError(f"{name!r} has {len(items)} dimensions, more than the {MAX_DIMENSIONS} numpy allows")
+    shape = tuple(int(n) for n in items)
+    if any(n > MAX_ELEMENTS for n in shape) or math.prod(shape) > MAX_ELEMENTS:
+        raise MetadataError(f"{name!r} {_show(list(shape))} has more elements than int64 can count")
+    return shape
 
 
 def _is_count(value: Any) -> bool:

@@ -24,6 +24,15 @@ def check_node_name(name: str) -> str:
     return name
 
 
+def is_node_name(name: object) -> bool:
+    """Whether ``name`` may name a group or array (see :func:`check_node_name`)."""
+    try:
+        check_node_name(name)  # type: ignore[arg-type]
+    except MetadataError:
+        return False
+    return True
+
+
 def join_path(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 

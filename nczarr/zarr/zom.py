@@ -44,6 +44,7 @@ from nczarr.zarr.metadata import (
     GroupMetadataV2,
     GroupMetadataV3,
     NodeMetadata,
+    check_nesting,
     dump_json,
     make_consolidated_v3,
     make_zmetadata,
@@ -198,6 +199,7 @@ def _parse_node(node: dict[str, Any], zarr_format: int, where: JsonPath) -> Node
     """The metadata of one document node (its ``members`` aside)."""
     body = {k: v for k, v in node.items() if k != "members"}
     try:
+        check_nesting(body)
         if body.get("zarr_format") != zarr_format:
             found = _show(body.get("zarr_format", _ABSENT))
             raise MetadataError(f"zarr_format must be {zarr_format}, as at the root, got {found}")
@@ -385,8 +387,11 @@ def validate(document: Any) -> list[Problem]:
         zarr_format = _zarr_format(document)
     except DocumentError as exc:
         return [Problem(exc.path, exc.reason)]
-    errors = _validator(zarr_format).iter_errors(document)
-    problems = [Problem(_json_path(e.absolute_path), e.message) for e in errors]
+    try:
+        errors = _validator(zarr_format).iter_errors(document)
+        problems = [Problem(_json_path(e.absolute_path), e.message) for e in errors]
+    except RecursionError:
+        return [Problem("$", "the document nests deeper than the schema validator can follow")]
     if not problems:
         for _, where, node in _nodes(document, zarr_format):
             try:
@@ -397,8 +402,23 @@ def validate(document: Any) -> list[Problem]:
 
 
 def dumps(document: Any) -> str:
-    """A document as JSON text (indented; NaN and Infinity as in Zarr attributes)."""
-    return dump_json(document).decode() + "\n"
+    """A document as JSON text (NaN and Infinity as in Zarr attributes). Members are written
+    with a stack, not recursion, so a hierarchy deeper than Python's recursion limit can be
+    written (though Python's JSON parser cannot read it back, see :func:`read_document`)."""
+    parts: list[str] = []
+    pending: list[tuple[bool, Any]] = [(False, document)]  # (is text to write, node or text)
+    while pending:
+        is_text, item = pending.pop()
+        members = item.get("members") if isinstance(item, dict) else None
+        if is_text or not isinstance(members, dict):
+            parts.append(item if is_text else dump_json(item, None).decode())
+            continue
+        body = dump_json({k: v for k, v in item.items() if k != "members"}, None).decode()
+        parts.append(body[:-1] + (", " if body != "{}" else "") + '"members": {')
+        pending.append((True, "}}"))
+        for i, (name, child) in reversed(list(enumerate(members.items()))):
+            pending += [(False, child), (True, (", " if i else "") + dump_json(name, None).decode() + ": ")]
+    return "".join(parts) + "\n"
 
 
 def write_document(document: Any, file: str | os.PathLike[str]) -> None:
@@ -423,3 +443,5 @@ def read_document(file: str | os.PathLike[str]) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise MetadataError(f"{os.fspath(file)}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise MetadataError(f"{os.fspath(file)}: nests deeper than Python's JSON parser can read") from None

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Protocol, Self
 
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.chunkspec import Buffer, ChunkSpec
 
 Kind = Literal["array->array", "array->bytes", "bytes->bytes"]
-Buffer = bytes | bytearray | memoryview
-#: Reads ``length`` bytes at ``offset`` of a stored object (nczarr's store ``ByteRange``: a
-#: negative offset with length None reads that many bytes from the end).
-GetRange = Callable[[int, int | None], Buffer]
-#: One axis of a partial read: a slice or integer indices.
-Selector = slice | Sequence[int] | np.ndarray
 #: Builds a codec from its registered name and its configuration mapping.
 CodecFactory = Callable[[str, Mapping[str, Any]], "Codec"]
 
@@ -113,9 +108,28 @@ class Codec:
         """Encode one chunk: ndarray -> ndarray, ndarray -> bytes-like, or bytes -> bytes."""
         raise NotImplementedError
 
-    def decode(self, data: Any, spec: ChunkSpec) -> Any:
-        """Invert ``encode``."""
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int | None = None) -> Any:
+        """Invert ``encode``. A bytes->bytes codec produces at most ``max_size`` bytes (the
+        pipeline passes the size it expects, so a decompression bomb stops there); None
+        means the size ``spec`` serialises to with ``bytes``. Other kinds ignore it."""
         raise NotImplementedError
+
+    def encoded_bound(self, nbytes: int) -> int:
+        """The most bytes a bytes->bytes codec encodes ``nbytes`` into: exact for a fixed
+        overhead, else generous enough for any compressor's worst case (deflate, zstd,
+        blosc, lz4, bz2 and lzma add well under half; base64 adds a third)."""
+        if self.OVERHEAD is not None:
+            return nbytes + self.OVERHEAD
+        return 2 * nbytes + 65536
+
+    def serialized_size(self, spec: ChunkSpec) -> int | None:
+        """The exact number of bytes an array->bytes codec serialises a chunk of ``spec``
+        into, or None when it depends on the data."""
+        return None
+
+    def serialized_bound(self, spec: ChunkSpec) -> int:
+        """The most bytes an array->bytes codec serialises a chunk of ``spec`` into."""
+        return self.encoded_bound(raw_nbytes(spec))
 
     def bad_parameter(self, parameter: str, value: Any, expected: str) -> CodecError:
         """The error for a configuration value this codec cannot use."""
@@ -147,6 +161,64 @@ def byte_view(obj: Any) -> memoryview:
 def nbytes(data: Buffer) -> int:
     """Size in bytes of a bytes-like object."""
     return data.nbytes if isinstance(data, memoryview) else len(data)
+
+
+def raw_nbytes(spec: ChunkSpec) -> int:
+    """Bytes of a chunk of ``spec`` laid out flat (Python ints: never overflows)."""
+    return math.prod(spec.shape) * spec.dtype.itemsize
+
+
+def output_limit(spec: ChunkSpec, max_size: int | None) -> int:
+    """The most bytes a bytes->bytes codec may decode to (see ``Codec.decode``)."""
+    return raw_nbytes(spec) if max_size is None else max_size
+
+
+class Decompressor(Protocol):
+    """What ``zlib.decompressobj()``, ``bz2.BZ2Decompressor`` and ``lzma.LZMADecompressor``
+    have in common."""
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: Buffer, max_length: int, /) -> bytes: ...
+
+
+def too_much_output(name: str, max_size: int) -> CodecError:
+    """The error for a chunk that decodes to more than the bytes it must produce."""
+    return CodecError(
+        f"codec {name!r}: the data decodes to more than the {max_size} bytes expected "
+        "(corrupt, or a decompression bomb); refused"
+    )
+
+
+def decompress_bounded(
+    name: str,
+    new_decompressor: Callable[[], Decompressor],
+    data: Buffer,
+    max_size: int,
+    *,
+    concatenated: bool = False,
+) -> bytes:
+    """Decompress ``data``, stopping after ``max_size + 1`` bytes: more than ``max_size`` is
+    refused, as is a stream that ends early (truncated). With ``concatenated``, streams that
+    follow the first are decoded too (bz2 and xz allow it); else what follows is ignored."""
+    parts: list[bytes] = []
+    left = max_size
+    while True:
+        decompressor = new_decompressor()
+        out = decompressor.decompress(data, left + 1)  # one more shows there is more
+        if len(out) > left:
+            raise too_much_output(name, max_size)
+        if not decompressor.eof:
+            raise CodecError(f"codec {name!r}: the compressed stream is truncated or corrupt")
+        parts.append(out)
+        left -= len(out)
+        data = decompressor.unused_data
+        if not (concatenated and data):
+            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _differs(first: Any, fill: np.ndarray, equal_nan: bool) -> bool:

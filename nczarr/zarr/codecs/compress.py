@@ -7,24 +7,39 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
+import numcodecs.zstd
 from numcodecs.blosc import Blosc
 from numcodecs.zstd import Zstd
 
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import ChunkSpec
-from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, register
+from nczarr.zarr.codecs.base import (
+    Buffer,
+    Codec,
+    Kind,
+    byte_view,
+    decompress_bounded,
+    output_limit,
+    register,
+    too_much_output,
+)
 
 logger = logging.getLogger(__name__)
 
 # 32 + 15: inflate accepts a zlib or a gzip header, so either codec reads the other's data.
 _ANY_DEFLATE_HEADER = 47
 _GZIP_WBITS = 31
+
+
+def _inflater() -> zlib._Decompress:
+    return zlib.decompressobj(_ANY_DEFLATE_HEADER)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,8 +58,9 @@ class ZlibCodec(Codec):
     def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
         return zlib.compress(data, self.level)
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
-        return zlib.decompress(data, _ANY_DEFLATE_HEADER)
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> bytes:
+        limit = output_limit(spec, max_size)
+        return decompress_bounded(self.name, _inflater, data, limit)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,8 +98,49 @@ class ZstdCodec(Codec):
     def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
         return self.impl.encode(data)
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
-        return self.impl.decode(data)
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
+        limit = output_limit(spec, max_size)
+        declared = _zstd_content_size(byte_view(data))
+        if declared is not None and declared > limit:
+            raise too_much_output(self.name, limit)
+        # numcodecs decodes into a given buffer without growing it, and raises when the
+        # frame produces more, or (without a declared size) less, than the buffer holds.
+        out = np.empty(limit if declared is None else declared, dtype=np.uint8)
+        try:
+            numcodecs.zstd.decompress(data, out)
+        except RuntimeError as e:
+            message = str(e)
+            if "too small" in message:
+                raise too_much_output(self.name, limit) from None
+            short = _ZSTD_SHORT.search(message)
+            if short is None:
+                raise
+            raise CodecError(
+                f"codec {self.name!r}: a frame without a declared size decoded to {short[1]} "
+                f"bytes, not the {out.size} expected"
+            ) from None
+        return byte_view(out)
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: How numcodecs says a frame without a declared size decoded to less than its buffer.
+_ZSTD_SHORT = re.compile(r"expected to decompress \d+, got (\d+)")
+
+
+def _zstd_content_size(data: memoryview) -> int | None:
+    """The decompressed size the first zstd frame header declares, or None (no size, or
+    not a plain frame: the decoder then says what is wrong)."""
+    if data.nbytes < 6 or data[:4] != _ZSTD_MAGIC:
+        return None
+    descriptor = data[4]
+    single_segment = (descriptor >> 5) & 1
+    width = (single_segment, 2, 4, 8)[descriptor >> 6]
+    if not width:
+        return None
+    start = 5 + (1 - single_segment) + (0, 1, 2, 4)[descriptor & 3]  # window, dictionary id
+    if data.nbytes < start + width:
+        return None
+    return int.from_bytes(data[start : start + width], "little") + (256 if width == 2 else 0)
 
 
 _BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
@@ -152,9 +209,24 @@ class BloscCodec(Codec):
         assert self.impl is not None, "a pipeline evolves its codecs"
         return self.impl.encode(data)
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> bytes:
         assert self.impl is not None, "a pipeline evolves its codecs"
+        limit = output_limit(spec, max_size)
+        view = byte_view(data)
+        if view.nbytes < _BLOSC_HEADER_NBYTES:
+            raise CodecError(f"codec {self.name!r}: {view.nbytes} bytes cannot hold a blosc header")
+        # numcodecs allocates what the header declares before decoding: check it first
+        if int.from_bytes(view[4:8], "little") > limit:
+            raise too_much_output(self.name, limit)
+        # blosc reads as many bytes as the header says the frame has, not the buffer's size
+        if int.from_bytes(view[12:16], "little") > view.nbytes:
+            raise CodecError(f"codec {self.name!r}: the blosc frame is truncated")
         return self.impl.decode(data)
+
+
+#: A blosc 1 header: version, versionlz, flags, typesize, then uint32 nbytes (the decoded
+#: size), blocksize and cbytes.
+_BLOSC_HEADER_NBYTES = 16
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,7 +272,7 @@ class ShuffleCodec(Codec):
             planes[i] = elements[:, i]
         return byte_view(planes.reshape(-1))
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> Buffer:
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
         size = self.elementsize or 1
         if size == 1:
             return data
@@ -249,7 +321,7 @@ class Crc32cCodec(Codec):
         checksum = _crc32c_function()(data)
         return b"".join((data, checksum.to_bytes(4, "little")))
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> memoryview:
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
         view = byte_view(data)
         if view.nbytes < 4:
             raise CodecError(f"codec 'crc32c': {view.nbytes} bytes cannot hold a checksum")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bz2
+import lzma
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -18,7 +20,10 @@ from nczarr.zarr.codecs.base import (
     Codec,
     Kind,
     byte_view,
+    decompress_bounded,
+    output_limit,
     register,
+    too_much_output,
 )
 
 #: numcodecs ids that transform an array into another array (zarr "filters").
@@ -113,13 +118,39 @@ class NumcodecsCodec(Codec):
         out = self.resolve(spec)
         return _as_array(encoded, out)
 
-    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int | None = None) -> Any:
         assert self.impl is not None, "a pipeline evolves its codecs"
         if self.kind == "bytes->bytes":
-            return byte_view(self.impl.decode(data))
+            return byte_view(self._decode_bytes(data, output_limit(spec, max_size)))
         if self.kind == "array->array":
             data = data.reshape(-1, order=spec.order)
         return _as_array(self.impl.decode(data), spec)
+
+    def _decode_bytes(self, data: Any, limit: int) -> Any:
+        """Decode, bounded by ``limit`` where the format allows: bz2 and lzma stream through
+        the standard library's decompressors with an output limit; lz4's size header is
+        checked first. Other codecs (checksums, which only shrink, and plugins) decode
+        fully; the pipeline then checks the size."""
+        assert self.impl is not None, "a pipeline evolves its codecs"
+        if self.codec_id == "bz2":
+            return decompress_bounded(
+                self.name, bz2.BZ2Decompressor, data, limit, concatenated=True
+            )
+        if self.codec_id == "lzma":
+            form, filters = self.impl.format, self.impl.filters
+            raw = form == lzma.FORMAT_RAW
+            return decompress_bounded(
+                self.name,
+                lambda: lzma.LZMADecompressor(form, filters=filters if raw else None),
+                data, limit, concatenated=not raw,
+            )
+        if self.codec_id == "lz4":
+            # numcodecs' LZ4 starts with the decoded size (int32, little endian) and
+            # allocates that much before decoding
+            header = byte_view(data)[:4]
+            if header.nbytes == 4 and int.from_bytes(header, "little", signed=True) > limit:
+                raise too_much_output(self.name, limit)
+        return self.impl.decode(data)
 
 
 def _as_array(values: Any, spec: ChunkSpec) -> np.ndarray:

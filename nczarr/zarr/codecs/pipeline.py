@@ -11,14 +11,14 @@ import numcodecs.registry
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.chunkspec import ChunkSpec, GetRange, Selector
 from nczarr.zarr.codecs.base import (
     NUMCODECS_PREFIX,
     Buffer,
     Codec,
-    GetRange,
-    Selector,
     lookup,
+    nbytes,
+    raw_nbytes,
     registered_names,
 )
 from nczarr.zarr.codecs.numcodecs_ import UNSUPPORTED_OBJECT_CODECS, NumcodecsCodec
@@ -44,13 +44,28 @@ class Pipeline:
     is_raw: bool = field(init=False)
     #: True when the chain is a bare ``sharding_indexed`` codec, so ``decode_partial`` works.
     partial_decodable: bool = field(init=False)
+    #: With ``partial_decodable``, the memory a partial read takes besides its result: the
+    #: shard index and one decoded inner chunk (None otherwise).
+    partial_nbytes: int | None = field(init=False, repr=False)
+    #: Per codec (None except for bytes->bytes codecs): the most bytes its decoding may
+    #: produce, and the exact number when every step before it has a fixed size.
+    max_sizes: tuple[int | None, ...] = field(init=False, repr=False)
+    sizes: tuple[int | None, ...] = field(init=False, repr=False)
+    #: The most bytes a chunk encodes to (a stored chunk or shard inner chunk larger than
+    #: this is corrupt).
+    max_encoded_size: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         from nczarr.zarr.codecs.sharding import ShardingCodec  # sharding builds pipelines
 
+        self._set_decode_limits()
+
         codec = self.codecs[0]
         partial = len(self.codecs) == 1 and isinstance(codec, ShardingCodec)
         object.__setattr__(self, "partial_decodable", partial)
+        if isinstance(codec, ShardingCodec) and codec.inner is not None:
+            partial_nbytes = codec.index_nbytes + raw_nbytes(codec.inner.spec)
+        object.__setattr__(self, "partial_nbytes", partial_nbytes if partial else None)
         dtype = self.spec.dtype
         raw = (
             len(self.codecs) == 1
@@ -60,6 +75,29 @@ class Pipeline:
             and not dtype.hasobject
         )
         object.__setattr__(self, "is_raw", raw)
+
+    def _set_decode_limits(self) -> None:
+        """Follow the chunk's size through the chain in encoding order: the array->bytes
+        codec fixes it (or bounds it, for variable-length data), and each bytes->bytes
+        codec adds a fixed overhead or, for a compressor, up to a generous bound."""
+        max_sizes: list[int | None] = []
+        sizes: list[int | None] = []
+        size: int | None = None
+        bound = 0
+        for codec, spec in zip(self.codecs, self.specs, strict=True):
+            if codec.kind != "bytes->bytes":
+                max_sizes.append(None)
+                sizes.append(None)
+                if codec.kind == "array->bytes":
+                    size, bound = codec.serialized_size(spec), codec.serialized_bound(spec)
+                continue
+            max_sizes.append(bound)
+            sizes.append(size)
+            size = None if size is None or codec.OVERHEAD is None else size + codec.OVERHEAD
+            bound = codec.encoded_bound(bound)
+        object.__setattr__(self, "max_sizes", tuple(max_sizes))
+        object.__setattr__(self, "sizes", tuple(sizes))
+        object.__setattr__(self, "max_encoded_size", bound)
 
     def to_json(self) -> Any:
         """The normalized metadata: v3, the ``codecs`` list; v2, ``(filters, compressor)``
@@ -86,12 +124,23 @@ class Pipeline:
 
     def decode(self, data: Buffer) -> np.ndarray:
         """Decode stored bytes into an array of ``spec.shape`` and ``spec.dtype``, possibly a
-        read-only view of ``data``."""
+        read-only view of ``data``. Each bytes->bytes step decodes with an output limit and
+        must produce the size the next step needs: more or less is a CodecError."""
         value: Any = data
         codec = self.codecs[-1]
+        steps = zip(self.codecs, self.specs, self.max_sizes, self.sizes, strict=True)
         try:
-            for codec, spec in zip(reversed(self.codecs), reversed(self.specs), strict=True):
-                value = codec.decode(value, spec)
+            for codec, spec, max_size, size in reversed(list(steps)):
+                if max_size is None:
+                    value = codec.decode(value, spec)
+                    continue
+                value = codec.decode(value, spec, max_size)
+                got = nbytes(value)
+                if got > max_size or (size is not None and got != size):
+                    expected = f"at most {max_size}" if size is None else str(size)
+                    raise CodecError(
+                        f"codec {codec.name!r}: decoded to {got} bytes, expected {expected}"
+                    )
         except CodecError:
             raise
         except Exception as e:

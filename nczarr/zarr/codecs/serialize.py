@@ -13,9 +13,15 @@ from numcodecs.vlen import VLenBytes, VLenUTF8
 
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import ChunkSpec
-from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, nbytes, register
+from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, nbytes, raw_nbytes, register
 
 _ENDIAN_CODES: dict[str, Literal["<", ">"]] = {"little": "<", "big": ">"}
+#: A chunk of variable-length strings or bytes has no fixed size. So that decoding one stays
+#: bounded, its serialised form (a uint32 count, then per item a uint32 length and the
+#: bytes) may hold at most this many bytes of data, plus VLEN_ITEM_BYTES per item; a larger
+#: chunk is refused when written, so nczarr writes nothing it cannot read back.
+VLEN_CHUNK_BYTES = 32 * 2**20
+VLEN_ITEM_BYTES = 256
 
 
 def _byte_order(dtype: np.dtype) -> str:
@@ -73,6 +79,12 @@ class BytesCodec(Codec):
         """The dtype of the stored elements of an array of ``dtype``."""
         return dtype if self.endian is None else dtype.newbyteorder(_ENDIAN_CODES[self.endian])
 
+    def serialized_size(self, spec: ChunkSpec) -> int:
+        return raw_nbytes(spec)
+
+    def serialized_bound(self, spec: ChunkSpec) -> int:
+        return raw_nbytes(spec)
+
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
         # One vectorised pass converts byte order and layout together; an array already in
         # the stored dtype and layout is not copied at all.
@@ -80,7 +92,7 @@ class BytesCodec(Codec):
         flat = layout(data, dtype=self.stored_dtype(spec.dtype)).reshape(-1, order=spec.order)
         return byte_view(flat.view(np.uint8))
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         stored = self.stored_dtype(spec.dtype)
         expected = math.prod(spec.shape) * stored.itemsize
         got = nbytes(data)
@@ -127,7 +139,7 @@ class TransposeCodec(Codec):
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         return data.transpose(self.order)
 
-    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+    def decode(self, data: np.ndarray, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         return data.transpose(np.argsort(self.order))
 
 
@@ -154,19 +166,33 @@ class VLenCodec(Codec):
             raise CodecError(f"codec {self.name!r} needs an object array, not {spec.dtype}")
         return self
 
+    def serialized_bound(self, spec: ChunkSpec) -> int:
+        return 4 + math.prod(spec.shape) * (4 + VLEN_ITEM_BYTES) + VLEN_CHUNK_BYTES
+
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
         flat = np.asarray(data, dtype=object).reshape(-1, order=spec.order)
         if not flat.flags.writeable:  # numcodecs' typed memoryviews refuse read-only arrays
             flat = flat.copy()
-        return byte_view(self._IMPLEMENTATIONS[self.name].encode(flat))
-
-    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
-        items = self._IMPLEMENTATIONS[self.name].decode(data)
-        expected = math.prod(spec.shape)
-        if items.size != expected:
+        encoded = byte_view(self._IMPLEMENTATIONS[self.name].encode(flat))
+        bound = self.serialized_bound(spec)
+        if encoded.nbytes > bound:
             raise CodecError(
-                f"decoded chunk has {items.size} items, expected {expected} (shape {spec.shape})"
+                f"codec {self.name!r}: a chunk of {flat.size} variable-length items may take "
+                f"at most {bound} bytes, this one takes {encoded.nbytes}; use smaller chunks"
             )
+        return encoded
+
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
+        expected = math.prod(spec.shape)
+        view = byte_view(data)
+        # numcodecs allocates as many items as the header counts before reading them
+        count = int.from_bytes(view[:4], "little") if view.nbytes >= 4 else None
+        if count != expected:
+            raise CodecError(
+                f"codec {self.name!r}: decoded chunk has {count} items, expected {expected} "
+                f"(shape {spec.shape})"
+            )
+        items = self._IMPLEMENTATIONS[self.name].decode(data)
         return items.reshape(spec.shape, order=spec.order)
 
 

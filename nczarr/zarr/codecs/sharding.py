@@ -11,13 +11,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.chunkspec import ChunkSpec, GetRange, Selector
 from nczarr.zarr.codecs.base import (
     Buffer,
     Codec,
-    GetRange,
     Kind,
-    Selector,
     byte_view,
     chunk_is_fill,
     nbytes,
@@ -27,6 +25,8 @@ from nczarr.zarr.codecs.pipeline import Pipeline, pipeline_from_v3
 
 #: Offset and length of an inner chunk that is not stored (entirely the fill value).
 EMPTY = 2**64 - 1
+#: Byte offsets past this cannot be read (a signed 64-bit file offset).
+_MAX_OFFSET = 2**63 - 1
 _DEFAULT_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}},)
 _DEFAULT_INDEX_CODECS = (
     {"name": "bytes", "configuration": {"endian": "little"}},
@@ -103,6 +103,11 @@ class ShardingCodec(Codec):
             index_nbytes=16 * math.prod(grid) + sum(overheads),  # type: ignore[arg-type]
         )
 
+    def serialized_bound(self, spec: ChunkSpec) -> int:
+        assert self.inner is not None, "a pipeline evolves its codecs"
+        inner_chunks = math.prod(spec.shape) // math.prod(self.chunk_shape)
+        return self.index_nbytes + inner_chunks * self.inner.max_encoded_size
+
     def _regions(self) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
         assert self.index is not None, "a pipeline evolves its codecs"
         grid = self.index.spec.shape[:-1]
@@ -136,7 +141,7 @@ class ShardingCodec(Codec):
             parts.append(index)
         return b"".join(parts)
 
-    def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         view = byte_view(data)
 
         def get_range(offset: int, length: int | None) -> memoryview:
@@ -159,7 +164,7 @@ class ShardingCodec(Codec):
             raise CodecError(f"shard is too short to hold its {self.index_nbytes}-byte index")
         table = self.index.decode(index_bytes)
         axes = [
-            _axis_groups(np.arange(n)[s], c)
+            _axis_groups(_selected(s, n), c)
             for s, n, c in zip(selection, spec.shape, self.chunk_shape, strict=True)
         ]
         out = np.empty(tuple(sum(_count(g[1]) for g in axis) for axis in axes), spec.dtype)
@@ -170,14 +175,37 @@ class ShardingCodec(Codec):
             if offset == EMPTY and length == EMPTY:
                 out[target] = spec.fill_value
                 continue
+            self._check_entry(coords, offset, length)
             encoded = get_range(offset, length)
             if nbytes(encoded) != length:
                 raise CodecError(
                     f"shard index entry {coords} points to bytes {offset}..{offset + length}, "
                     "past the end of the shard"
                 )
-            out[target] = self.inner.decode(encoded)[_indexer([g[2] for g in groups])]
+            try:
+                chunk = self.inner.decode(encoded)
+            except CodecError as e:
+                raise CodecError(f"inner chunk {coords}: {e}") from e
+            out[target] = chunk[_indexer([g[2] for g in groups])]
         return out
+
+    def _check_entry(self, coords: tuple[int, ...], offset: int, length: int) -> None:
+        """Refuse an index entry no encoder writes, before reading what it points to."""
+        assert self.inner is not None, "evolved by the pipeline"
+        limit = self.inner.max_encoded_size
+        if length > limit or offset > _MAX_OFFSET - length:
+            raise CodecError(
+                f"shard index entry {coords} claims {length} bytes at offset {offset}; an "
+                f"inner chunk encodes to at most {limit} bytes: the shard is corrupt"
+            )
+
+
+def _selected(selector: Selector, size: int) -> np.ndarray:
+    """The indices ``selector`` picks on an axis of ``size`` (without building ``size``
+    indices first: a shard may be declared far larger than what is read of it)."""
+    if isinstance(selector, slice):
+        return np.arange(*selector.indices(size))
+    return np.asarray(selector, dtype=np.int64)
 
 
 def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
