@@ -8,6 +8,7 @@ needs no name: :func:`detect` recognises the convention from the root's document
 
 from __future__ import annotations
 
+from nczarr.errors import MetadataError
 from nczarr.formats.base import (
     COMPRESSIONS,
     Convention,
@@ -21,7 +22,7 @@ from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.nczarr3 import Nczarr
 from nczarr.formats.purezarr import PureZarr, PureZarrV2
 from nczarr.store.base import Store
-from nczarr.zarr.metadata import ZARR_JSON, ZARRAY
+from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZGROUP, parse_node
 
 #: The conventions by ``format=`` name.
 CONVENTIONS: dict[str, type[Convention]] = {cls.name: cls for cls in (Nczarr, NczarrV2, PureZarr, PureZarrV2)}
@@ -49,6 +50,12 @@ def detect(store: Store, root: RootDocuments | None = None) -> Convention:
             return cls()
     if ZARRAY in root or b'"array"' in root.get(ZARR_JSON, b""):
         raise FormatError(f"{store!r}: the root is a Zarr array, not a group; open it as a Zarr array")
+    for key in (ZARR_JSON, ZGROUP):
+        if key in root:  # a root document no convention recognises: say what is wrong with it
+            try:
+                parse_node({key: root[key]}) if key == ZARR_JSON else root.parsed(key)
+            except MetadataError as exc:
+                raise FormatError(f"{store!r}: {exc}") from None
     raise FormatError(f"{store!r} holds no Zarr dataset: no zarr.json, .zgroup or .nczarr at its root")
 
 

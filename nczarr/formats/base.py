@@ -28,6 +28,11 @@ class FormatError(NCZarrError, ValueError):
     """A dataset that a convention cannot hold, or a store that breaks its convention."""
 
 
+class MissingNodeError(FormatError):
+    """A group or array that its parent lists but whose document is absent (when read
+    through a consolidated copy: a copy left stale by a program that does not keep it)."""
+
+
 @dataclass(frozen=True)
 class VariableStorage:
     """How a variable's data is stored: netCDF-4's chunking, filter and fill settings.

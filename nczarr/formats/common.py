@@ -21,7 +21,15 @@ from typing import Any, Literal
 import numpy as np
 
 from nczarr import __version__
-from nczarr.formats.base import Convention, FormatError, StoredDataset, VariableStorage, checked_scope
+from nczarr.errors import MetadataError
+from nczarr.formats.base import (
+    Convention,
+    FormatError,
+    MissingNodeError,
+    StoredDataset,
+    VariableStorage,
+    checked_scope,
+)
 from nczarr.model import (
     AtomicType,
     Dataset,
@@ -35,6 +43,7 @@ from nczarr.model import (
 from nczarr.store.base import Store
 from nczarr.zarr.codecs.defaults import default_v3_codecs
 from nczarr.zarr.metadata import (
+    MAX_ELEMENTS,
     ZARR_JSON,
     ZARRAY,
     ZATTRS,
@@ -45,8 +54,10 @@ from nczarr.zarr.metadata import (
     GroupMetadataV3,
     consolidated_order,
     dump_json,
+    load_json,
     parse_node,
 )
+from nczarr.zarr.node import check_node_name, is_node_name
 
 # -- key names (§2.3–§2.10, §3, §5) ---------------------------------------------------------
 
@@ -347,6 +358,9 @@ def read_attributes(
     map, else (netcdf-c's rule) ``_FillValue`` by ``var_type``, else by inference.
     ``user(code, data, where)`` decodes a value of a user type, or returns None when ``code``
     names none. ``xarray_fill``: a ``_FillValue`` is encoded as xarray encodes it in v3."""
+    for what, value in (("attributes", attrs), ("attribute types", types)):
+        if not isinstance(value, Mapping):
+            raise FormatError(f"{where}: {what} must be a JSON object, not {compact_json(value)}")
     for name, data in attrs.items():
         if name in HIDDEN:
             continue
@@ -371,6 +385,8 @@ def read_attributes(
             values = xarray_fill_value(type, data, at)
         else:
             values = values_from_json(type, data, at)
+        if name == "_FillValue" and isinstance(values, list) and len(values) != 1:
+            raise FormatError(f"{at}: a fill value is one value, not {len(values)}")  # as netCDF rules
         owner.add_attribute(name, type, values)
 
 
@@ -466,6 +482,8 @@ def xarray_fill_json(type: AtomicType, values: list[Any] | str, char_as_number: 
 def xarray_fill_value(type: AtomicType, data: Any, where: str) -> list[Any] | str:
     """The value of a v3 ``_FillValue`` attribute written as xarray writes it (or plainly)."""
     if type is AtomicType.CHAR and isinstance(data, int):
+        if not 0 <= data <= 255:  # a char is one byte
+            raise FormatError(f"{where}: _FillValue {data} is not a char (a byte, 0 to 255)")
         return chr(data)
     if isinstance(data, str) and type is AtomicType.CHAR:
         try:  # xarray's base64; netcdf-c writes the text itself
@@ -690,9 +708,9 @@ def loads(data: bytes, key: str) -> Any:
     """Parse a metadata document as netcdf-c does, accepting raw control characters and bare
     ``NaN``/``Infinity``; FormatError naming ``key`` when it is not JSON."""
     try:
-        return json.loads(data, strict=False)
-    except ValueError as exc:
-        raise FormatError(f"{key}: not valid JSON: {exc}") from exc
+        return load_json(data, key, strict=False)
+    except MetadataError as exc:
+        raise FormatError(str(exc)) from None
 
 
 class RootDocuments(dict[str, bytes]):
@@ -732,8 +750,12 @@ def nczarr_problems(dataset: Dataset, only: Variable | None = None) -> list[str]
     found: list[str] = []
     resolver = Resolver()
     for group, variables, whole in checked_scope(dataset, only):
-        nodes = (*group.groups, *group.dimensions, *group.types) if whole else ()
+        nodes = (*group.groups, *group.dimensions) if whole else ()
         for node in (*variables, *nodes):
+            problem = key_name_problem(node.name)
+            if problem is not None:
+                found.append(f"{node.fqn}: {problem}")
+        for node in group.types if whole else ():
             if not node.name or "/" in node.name or node.name.startswith("."):
                 found.append(f"{node.fqn}: name {node.name!r} cannot be a Zarr key (no '/', no leading '.')")
         owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
@@ -746,6 +768,29 @@ def nczarr_problems(dataset: Dataset, only: Variable | None = None) -> list[str]
                 if isinstance(ref, str) and resolver.dimension(group, ref) is None:
                     found.append(f"{variable.fqn}: dimension reference {ref!r} does not resolve")
     return found
+
+
+#: The longest name of a variable, group or dimension in bytes of UTF-8: each can become a
+#: file name in a directory store (255 bytes on ext4, XFS, APFS, NTFS...).
+MAX_KEY_NAME_BYTES = 255
+
+
+def key_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a variable, group or dimension (a store key, or the name of a
+    coordinate variable) in any convention, or None: the same rules on every convention, so
+    that a dataset can be copied to each. A name that is a metadata document's (in any case:
+    some file systems fold case), that holds a backslash (a path separator on Windows,
+    refused by the stores), or longer than a file name may be would make the store
+    unreadable."""
+    if not name or "/" in name or name.startswith("."):
+        return f"name {name!r} cannot be a Zarr key (no '/', no leading '.')"
+    if name.casefold() in _DOCUMENT_NAMES:
+        return f"name {name!r} is the name of a Zarr metadata document"
+    if "\\" in name:
+        return f"name {name!r} cannot be a Zarr key (no backslash)"
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_KEY_NAME_BYTES:
+        return f"name {name[:20]!r}... is longer than {MAX_KEY_NAME_BYTES} bytes in UTF-8, the longest file name"
+    return None
 
 
 def default_maxstrlen(dataset: Group) -> int:
@@ -885,9 +930,46 @@ def read_dimensions(group: Group, info: Mapping[str, Any], where: str) -> None:
             size, unlimited = value.get("size"), bool(value.get("unlimited", 0))
         else:
             size, unlimited = value, False
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_ELEMENTS:
             raise FormatError(f"{where}: dimension {name!r} has no valid size: {compact_json(size)}")
         group.add_dimension(name, size, unlimited)
+
+
+def object_member(obj: Mapping[str, Any], name: str, where: str) -> dict[str, Any]:
+    """The member ``name`` of a document object, which must be an object when present
+    (``{}`` when absent); FormatError naming ``where`` otherwise."""
+    value = obj.get(name, {})
+    if not isinstance(value, dict):
+        raise FormatError(f"{where}: {name} must be a JSON object, not {compact_json(value)}")
+    return value
+
+
+def listed_children(info: Mapping[str, Any], where: str, *array_keys: str) -> tuple[list[str], list[str]]:
+    """The names of the arrays (under the first of ``array_keys`` it has) and of the groups
+    an ``_nczarr_group`` lists; FormatError naming ``where`` when a name is in both."""
+    arrays, groups = _listed_names(info, where, *array_keys), _listed_names(info, where, "groups")
+    both = set(arrays) & set(groups)
+    if both:
+        raise FormatError(f"{where}: {min(both)!r} is listed as an array and as a group")
+    return arrays, groups
+
+
+def _listed_names(info: Mapping[str, Any], where: str, *keys: str) -> list[str]:
+    """The child names an ``_nczarr_group`` lists under the first of ``keys`` it has: a list
+    of distinct names that are store keys (a name with ``/`` or of periods only would
+    reach another node). FormatError naming ``where`` otherwise."""
+    key = next((k for k in keys if k in info), keys[0])
+    names = info.get(key, [])
+    if not isinstance(names, list):
+        raise FormatError(f"{where}: {key} must be a list of names, not {compact_json(names)}")
+    for name in names:
+        try:
+            check_node_name(name)
+        except MetadataError as exc:
+            raise FormatError(f"{where}: {key}: {exc}") from None
+    if len(set(names)) != len(names):
+        raise FormatError(f"{where}: {key} lists a name twice: {compact_json(names)}")
+    return names
 
 
 def group_dimensions_json(dimensions: Sequence[Dimension], dict_form: bool) -> dict[str, Any]:
@@ -906,6 +988,8 @@ def read_dimension_refs(
     them against the array's shape."""
     group = variable.group
     assert group is not None
+    if not isinstance(shape, list | tuple) or not all(isinstance(n, int) for n in shape):
+        raise FormatError(f"{where}: shape {compact_json(shape)} is not a list of integers")
     if not isinstance(refs, list) or len(refs) != len(shape):
         raise FormatError(
             f"{where}: dimension references {compact_json(refs)} do not match shape {list(shape)}"
@@ -928,6 +1012,7 @@ _ROOT_KEYS = {3: (ZARR_JSON,), 2: (ZGROUP, ZATTRS, ZMETADATA)}
 V1_SUPERBLOCK = ".nczarr"
 #: What is read at a store's root to detect its convention and read it.
 ROOT_DOCUMENT_KEYS = (ZARR_JSON, ZGROUP, ZATTRS, ZARRAY, ZMETADATA, V1_SUPERBLOCK)
+_DOCUMENT_NAMES = frozenset(k.casefold() for k in ROOT_DOCUMENT_KEYS)
 
 
 def start_reading(
@@ -987,14 +1072,15 @@ class DocumentSource:
         """The document at ``key``; FormatError when it is missing."""
         found = self.documents([key]).get(key)
         if found is None:
-            raise FormatError(f"{key}: missing")
+            raise MissingNodeError(f"{key}: missing")
         return found
 
     def children(self, path: str) -> list[str]:
         """The names below the group at ``path`` that may be nodes, sorted: the nodes in the
         consolidated copy, else the store's sub-prefixes."""
         if self._copy is None:
-            return self.store.list_dir(path + "/" if path else "")[1]
+            # a listing naming "..", "." or "a/b" would lead a walk outside this group, or round it
+            return [name for name in self.store.list_dir(path + "/" if path else "")[1] if is_node_name(name)]
         prefix = path + "/" if path else ""
         names = {key[len(prefix) :].partition("/")[0] for key in self._copy if key.startswith(prefix)}
         return sorted(name for name in names if any(f"{prefix}{name}/{doc}" in self._copy for doc in _NODE_KEYS))

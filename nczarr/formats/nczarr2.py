@@ -21,6 +21,7 @@ from nczarr.formats.base import (
     checked_scope,
     Convention,
     FormatError,
+    MissingNodeError,
     StoredDataset,
     VariableStorage,
     path_of,
@@ -139,26 +140,31 @@ class NczarrV2(Convention):
         group: Group,
         pending: list[tuple[Group, str, dict[str, Any]]],
     ) -> None:
-        docs = _node_documents(source, [path])[path]
-        if ZGROUP not in docs:
-            raise FormatError(f"{c.join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
-        info = _first_dict(
-            docs, (ZATTRS, c.GROUP), (ZGROUP, c.GROUP), (ZGROUP, c.OLD_UPPER[c.GROUP]), (_V1_GROUP,)
-        )
-        where = c.join_path(path, ZATTRS)
-        c.read_dimensions(group, info, where)
-        _read_attributes(group, docs, path, None)
-        names = info.get("arrays", info.get("vars", []))
-        found = _node_documents(source, [c.join_path(path, name) for name in names])
-        for name in names:
-            array_docs = found[c.join_path(path, name)]
-            if ZARRAY not in array_docs:
-                raise FormatError(
-                    f"{c.join_path(c.join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
-                )
-            pending.append((group, name, array_docs))
-        for name in info.get("groups", []):
-            self._read_group(source, c.join_path(path, name), group.add_group(name), pending)
+        """Read the group at ``path`` and every group below it, parents first (with a stack,
+        not recursion: a tree may be deeper than Python's recursion limit)."""
+        groups = [(path, group)]
+        while groups:
+            path, group = groups.pop()
+            docs = _node_documents(source, [path])[path]
+            if ZGROUP not in docs:
+                raise MissingNodeError(f"{c.join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
+            info = _first_dict(
+                docs, (ZATTRS, c.GROUP), (ZGROUP, c.GROUP), (ZGROUP, c.OLD_UPPER[c.GROUP]), (_V1_GROUP,)
+            )
+            where = c.join_path(path, ZATTRS)
+            c.read_dimensions(group, info, where)
+            _read_attributes(group, docs, path, None)
+            names, group_names = c.listed_children(info, where, "arrays", "vars")
+            found = _node_documents(source, [c.join_path(path, name) for name in names])
+            for name in names:
+                array_docs = found[c.join_path(path, name)]
+                if ZARRAY not in array_docs:
+                    raise MissingNodeError(
+                        f"{c.join_path(c.join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
+                    )
+                pending.append((group, name, array_docs))
+            children = [(c.join_path(path, name), group.add_group(name)) for name in group_names]
+            groups.extend(reversed(children))
 
     def _read_array(
         self, group: Group, name: str, docs: dict[str, Any], resolver: Resolver, stored: StoredDataset

@@ -10,6 +10,7 @@ experimental Zarr v3 work (§5): ``_nczarr_superblock`` (root), ``_nczarr_group`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -21,6 +22,7 @@ from nczarr.formats.base import (
     checked_scope,
     Convention,
     FormatError,
+    MissingNodeError,
     StoredDataset,
     VariableStorage,
     path_of,
@@ -152,30 +154,33 @@ class Nczarr(Convention):
         groups: list[tuple[Group, dict[str, Any], str]],
         arrays: list[tuple[Group, str, dict[str, Any]]],
     ) -> None:
-        where = c.join_path(path, ZARR_JSON)
-        doc = source.document(where)
-        if doc.get("node_type") != "group":
-            raise FormatError(f"{where}: group {group.fqn} is listed but is not a group")
-        attrs = doc.get("attributes", {})
-        info = attrs.get(c.GROUP, {})
-        if not isinstance(info, dict):
-            raise FormatError(f"{where}: {c.GROUP} must be an object")
-        c.read_dimensions(group, info, where)
-        for name, definition in info.get("types", {}).items():
-            group.add(_type_from_json(name, definition, f"{where}: type {name!r}"))
-        groups.append((group, attrs, where))
-        names = info.get("arrays", [])
-        found = source.documents(c.join_path(c.join_path(path, name), ZARR_JSON) for name in names)
-        for name in names:
-            array_where = c.join_path(c.join_path(path, name), ZARR_JSON)
-            array_doc = found.get(array_where)
-            if array_doc is None:
-                raise FormatError(f"{array_where}: missing")
-            if array_doc.get("node_type") != "array":
-                raise FormatError(f"{array_where}: array {name!r} is listed in {where} but is not an array")
-            arrays.append((group, name, array_doc))
-        for name in info.get("groups", []):
-            self._read_group(source, c.join_path(path, name), group.add_group(name), groups, arrays)
+        """Read the group at ``path`` and every group below it, parents first (with a stack,
+        not recursion: a tree may be deeper than Python's recursion limit)."""
+        pending = [(path, group)]
+        while pending:
+            path, group = pending.pop()
+            where = c.join_path(path, ZARR_JSON)
+            doc = source.document(where)
+            if doc.get("node_type") != "group":
+                raise FormatError(f"{where}: group {group.fqn} is listed but is not a group")
+            attrs = c.object_member(doc, "attributes", where)
+            info = c.object_member(attrs, c.GROUP, where)
+            c.read_dimensions(group, info, where)
+            for name, definition in c.object_member(info, "types", where).items():
+                group.add(_type_from_json(name, definition, f"{where}: type {name!r}"))
+            groups.append((group, attrs, where))
+            names, group_names = c.listed_children(info, where, "arrays")
+            found = source.documents(c.join_path(c.join_path(path, name), ZARR_JSON) for name in names)
+            for name in names:
+                array_where = c.join_path(c.join_path(path, name), ZARR_JSON)
+                array_doc = found.get(array_where)
+                if array_doc is None:
+                    raise MissingNodeError(f"{array_where}: missing")
+                if array_doc.get("node_type") != "array":
+                    raise FormatError(f"{array_where}: array {name!r} is listed in {where} but is not an array")
+                arrays.append((group, name, array_doc))
+            children = [(c.join_path(path, name), group.add_group(name)) for name in group_names]
+            pending.extend(reversed(children))
 
     def _read_array(
         self,
@@ -189,8 +194,8 @@ class Nczarr(Convention):
         """Read one array into ``group``; ``parsed``: the engine metadata already made in this
         read, by document without attributes (arrays on one grid share theirs)."""
         where = c.join_path(c.join_path(path_of(group.fqn), name), ZARR_JSON)
-        attrs = doc.get("attributes", {})
-        info = attrs.get(c.ARRAY, {})
+        attrs = c.object_member(doc, "attributes", where)
+        info = c.object_member(attrs, c.ARRAY, where)
         nczarr_type = info.get("nczarr_type")
         data_type = doc.get("data_type")
         type: TypeRef
@@ -608,35 +613,36 @@ _TEXT_TYPES = (AtomicType.CHAR, AtomicType.STRING)
 
 def _engine_document(doc: dict[str, Any], type: Resolved | None) -> dict[str, Any]:
     """A ``zarr.json`` as the engine reads it: the fork's codec names (§5.3) renamed, and its
-    string fill values of char (``uint8``) and ``r<bits>`` arrays made numbers."""
+    string fill values of char (``uint8``) and ``r<bits>`` arrays made numbers. Members of
+    the wrong JSON type are left as they are, for the engine to name."""
     doc = dict(doc)
-    codecs = []
-    for codec in doc.get("codecs", []):
-        codec = dict(codec)
-        name = codec.get("name")
-        if name in _FORK_CODECS:
-            codec["name"] = _FORK_CODECS[name]
-            if name == "shuffle":
-                codec.setdefault("configuration", {})
-        if name == "blosc":
-            config = dict(codec.get("configuration", {}))
-            if isinstance(config.get("shuffle"), int):
-                config["shuffle"] = _BLOSC_SHUFFLES[config["shuffle"]]
-            codec["configuration"] = config
-        codecs.append(codec)
-    doc["codecs"] = codecs
+    if isinstance(doc.get("codecs"), list):
+        doc["codecs"] = [_engine_codec(codec) if isinstance(codec, dict) else codec for codec in doc["codecs"]]
     fill = doc.get("fill_value")
     data_type = doc.get("data_type")
+    raw_bits = re.fullmatch(r"r([1-9][0-9]{0,5})", data_type) if isinstance(data_type, str) else None
     if isinstance(fill, str) and type is AtomicType.CHAR and data_type == "uint8":
         doc["fill_value"] = ord(fill[:1] or "\x00")
-    elif (
-        isinstance(fill, str)
-        and isinstance(data_type, str)
-        and data_type.startswith("r")
-        and type is AtomicType.STRING
-    ):
-        doc["fill_value"] = list(fill.encode().ljust(int(data_type[1:]) // 8, b"\x00"))
+    elif isinstance(fill, str) and raw_bits is not None and type is AtomicType.STRING:
+        doc["fill_value"] = list(fill.encode().ljust(int(raw_bits[1]) // 8, b"\x00"))
     return doc
+
+
+def _engine_codec(codec: dict[str, Any]) -> dict[str, Any]:
+    """One codec of a ``zarr.json`` as the engine names it (the fork's names, §5.3)."""
+    codec = dict(codec)
+    name = codec.get("name")
+    if isinstance(name, str) and name in _FORK_CODECS:
+        codec["name"] = _FORK_CODECS[name]
+        if name == "shuffle":
+            codec.setdefault("configuration", {})
+    config = codec.get("configuration", {})
+    if name == "blosc" and isinstance(config, dict):
+        shuffle = config.get("shuffle")
+        if isinstance(shuffle, int) and 0 <= shuffle < len(_BLOSC_SHUFFLES):
+            config = config | {"shuffle": _BLOSC_SHUFFLES[shuffle]}
+        codec["configuration"] = dict(config)
+    return codec
 
 
 def root_attributes(root_documents: Mapping[str, bytes]) -> dict[str, Any] | None:

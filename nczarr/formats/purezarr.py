@@ -9,6 +9,7 @@ netcdf-c's ``mode=zarr``): groups and arrays are found by listing, sorted by nam
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
@@ -40,6 +41,8 @@ from nczarr.zarr.metadata import (
     GroupMetadataV3,
     parse_node,
 )
+
+log = logging.getLogger(__name__)
 
 #: What netcdf-c 4.10.1 writes for a scalar in pure Zarr: shape [1] and this name (§4.1).
 NETCDF_SCALAR = "_scalar_"
@@ -119,8 +122,8 @@ class PureZarr(Convention):
                 continue
             try:
                 nodes[path] = parse_node(docs, path)
-            except ValueError as exc:
-                raise FormatError(f"{c.join_path(path, names[0])}: {exc}") from exc
+            except ValueError as exc:  # MetadataError names the document already
+                raise FormatError(str(exc)) from exc
         return nodes
 
     def _read_group(
@@ -132,21 +135,25 @@ class PureZarr(Convention):
         stored: StoredDataset,
         axes: list[tuple[Variable, list[Any]]],
     ) -> None:
-        where = c.join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
-        c.read_attributes(group, metadata.attributes, {}, where)
-        children = source.children(path)
-        found = self._nodes(source, [c.join_path(path, name) for name in children])
-        subgroups = []
-        for name in children:
-            node = found[c.join_path(path, name)]
-            if node is None:
-                continue
-            if node.node_type == "group":
-                subgroups.append((name, node))
-            else:
-                self._read_array(group, name, node, stored, axes)
-        for name, node in subgroups:
-            self._read_group(source, c.join_path(path, name), group.add_group(name), node, stored, axes)
+        """Read the group at ``path`` and every group below it, parents first (with a stack,
+        not recursion: a tree may be deeper than Python's recursion limit)."""
+        pending = [(path, group, metadata)]
+        while pending:
+            path, group, metadata = pending.pop()
+            where = c.join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
+            c.read_attributes(group, metadata.attributes, {}, where)
+            children = source.children(path)
+            found = self._nodes(source, [c.join_path(path, name) for name in children])
+            subgroups = []
+            for name in children:
+                node = found[c.join_path(path, name)]
+                if node is None:
+                    continue
+                if node.node_type == "group":
+                    subgroups.append((c.join_path(path, name), group.add_group(name), node))
+                else:
+                    self._read_array(group, name, node, stored, axes)
+            pending.extend(reversed(subgroups))
 
     def _read_array(
         self,
@@ -329,7 +336,11 @@ def _dimension_for(group: Group, name: Any, length: int, where: str) -> Any:
     """The dimension an array axis names: found in the array's group or the nearest ancestor
     that has one of that name when the length agrees, else new in the array's group; an axis
     without a name (or with netcdf-c's anonymous name for its length) is an anonymous
-    dimension, its length."""
+    dimension, its length.
+
+    Arrays of one group that name one dimension with different lengths are what a writer
+    killed while growing it leaves (each array has its own document): the dimension is
+    then unlimited and as long as the longest, as in netCDF (netcdf-c refuses the dataset)."""
     if name is None or name == f"{c.ANONYMOUS_PREFIX}{length}":
         return length
     if not isinstance(name, str) or not name or "/" in name:
@@ -341,9 +352,15 @@ def _dimension_for(group: Group, name: Any, length: int, where: str) -> Any:
             if found.size == length:
                 return found
             if scope is group:
-                raise FormatError(
-                    f"{where}: dimension {name!r} has length {length} here and {found.size} elsewhere in {group.fqn}"
+                log.log(
+                    logging.DEBUG if found.unlimited else logging.WARNING,
+                    "%s: dimension %r has length %d here and %d elsewhere in %s: reading it as "
+                    "unlimited, of the longest length (a writer was interrupted?)",
+                    where, name, length, found.size, group.fqn,
                 )
+                found.unlimited = True
+                found.size = max(found.size, length)
+                return found
             break
         scope = scope.group
     return group.add_dimension(name, length)
