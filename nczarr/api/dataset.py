@@ -15,6 +15,7 @@ import logging
 import os
 import posixpath
 import threading
+import unicodedata
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from nczarr.errors import (
     AttributeNotFoundError,
     DatasetNotFoundError,
     DatasetStateError,
+    InvalidNameError,
     NameNotFoundError,
     NCZarrError,
     SelectionError,
@@ -37,6 +39,8 @@ from nczarr.errors import (
 )
 from nczarr.formats import Convention, FormatError, RootDocuments, detect
 from nczarr.formats import convention as make_convention
+from nczarr.formats.common import RESERVED as RESERVED_ATTRIBUTES
+from nczarr.formats.common import key_name_problem
 from nczarr.formats.session import Session
 from nczarr.model import DataModel
 from nczarr.model import Dataset as ModelDataset
@@ -45,6 +49,7 @@ from nczarr.model import Node, name_problem
 from nczarr.model import nodes as model_nodes
 from nczarr.store import open_store
 from nczarr.store.base import Store
+from nczarr.store.lock import WriterLock, writer_lock
 from nczarr.store.memory import MemoryStore
 from nczarr.store.zip import ZipStore
 
@@ -72,9 +77,16 @@ class _Shared:
     """What every handle of one open dataset shares."""
 
     def __init__(
-        self, session: Session, filename: str, data_model: str, disk_format: str, persist: Callable[[], None] | None
+        self,
+        session: Session,
+        filename: str,
+        data_model: str,
+        disk_format: str,
+        persist: Callable[[], None] | None,
+        writer: WriterLock | None = None,
     ) -> None:
         self.session = session
+        self.writer = writer  # the store's writer lock, held until the store is closed
         self.filename = filename
         self.data_model = data_model
         self.disk_format = disk_format
@@ -106,7 +118,11 @@ class _Shared:
             if self.persist is not None:
                 self.persist()
         finally:
-            self.session.store.close()
+            try:
+                self.session.store.close()
+            finally:
+                if self.writer is not None:
+                    self.writer.release()
 
 
 class Dataset:
@@ -115,7 +131,11 @@ class Dataset:
     (``s3://...``, ``memory://...``) or a netcdf-c URL (``file:///p#mode=nczarr,file``);
     ``format`` is one of netCDF4's names (``NETCDF4``: the default convention;
     ``NETCDF4_CLASSIC`` and ``NETCDF3_*``: the classic data model) or one of nczarr's
-    conventions (``NCZARR``, the default, ``NCZARR_V2``, ``ZARR``, ``ZARR_V2``)."""
+    conventions (``NCZARR``, the default, ``NCZARR_V2``, ``ZARR``, ``ZARR_V2``).
+
+    A dataset open for writing in a local store holds the store's writer lock until it is
+    closed; another writer waits up to ``lock_timeout`` seconds (default 10, or
+    ``NCZARR_LOCK_TIMEOUT``) and then gets StoreLockedError (see docs/concurrency.md)."""
 
     __slots__ = (
         "_shared",
@@ -147,6 +167,7 @@ class Dataset:
         info: Any = None,
         auto_complex: bool = False,
         storage_options: dict[str, Any] | None = None,
+        lock_timeout: float | None = None,
         **kwargs: Any,
     ) -> None:
         if mode not in _MODES:
@@ -169,6 +190,7 @@ class Dataset:
         convention_name, data_model, model_name = parse_format(format, location)
         reopen = dict(format=format, storage_options=storage_options)
         file_kind = sources.file_kind(location.target)
+        writer: WriterLock | None = None
         if file_kind is not None and not (mode == "w" and _netcdf_file_target(location)):
             sources.read_only_file(display, mode)
             source = sources.open_source(location.target)
@@ -180,24 +202,35 @@ class Dataset:
             if mode == "w" and _netcdf_file_target(location):
                 store, persist_to = _file_target(location, display, clobber, model_name, format)
             else:
-                store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
+                # one writer at a time, taken before 'w' replaces what is there
+                writer = None if mode == "r" or diskless else _writer_lock(location, lock_timeout)
+                try:
+                    store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
+                except BaseException:
+                    if writer is not None:
+                        writer.release()
+                    raise
+            # writers no lock serialises (object stores) check that nobody changed the metadata
+            checks = writer is None and not diskless and persist_to is None
             try:
                 stored = None if mode == "w" else _stored_dataset(store, mode, display)
                 if stored is None:
                     convention = make_convention(convention_name)
                     tree = ModelDataset("", data_model=data_model)
-                    session = Session.create(store, tree, convention)
+                    session = Session.create(store, tree, convention, check_conflicts=checks)
                     disk = _disk_format(convention_name)
                 else:
                     convention, root = stored
-                    session = Session.open(store, convention, read_only=mode == "r", root=root)
+                    session = Session.open(store, convention, read_only=mode == "r", root=root, check_conflicts=checks)
                     tree = session.dataset
                     model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
                     disk = _disk_format(convention.name)
             except BaseException:
                 store.close()
+                if writer is not None:
+                    writer.release()
                 raise
-        shared = _Shared(session, display, model_name, disk, persist_to)
+        shared = _Shared(session, display, model_name, disk, persist_to, writer)
         if mode == "r" and not diskless:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
@@ -217,21 +250,27 @@ class Dataset:
         self._types: dict[str, Any] = {}
 
     def _load(self) -> None:
-        """Handles for everything the tree holds below this group."""
+        """Handles for everything the tree holds below this group, parents first (with a
+        stack, not recursion: a tree may be deeper than Python's recursion limit)."""
         from nczarr.api.variable import Variable
 
-        node = self._node
-        for dimension in node.dimensions:
-            self._dimensions[dimension.name] = Dimension._for(self, dimension)
-        for user_type in node.types:
-            self._types[user_type.name] = handle_for(self, user_type)
-        for variable in node.variables:
-            self._variables[variable.name] = Variable._for(self, variable)
-        for child in node.groups:
-            group = Group.__new__(Group)
-            group._bind(self._shared, child, self, self._keepweakref)
-            self._groups[child.name] = group
-            group._load()
+        pending: list[Dataset] = [self]
+        while pending:
+            handle = pending.pop()
+            node = handle._node
+            for dimension in node.dimensions:
+                handle._dimensions[dimension.name] = Dimension._for(handle, dimension)
+            for user_type in node.types:
+                handle._types[user_type.name] = handle_for(handle, user_type)
+            for variable in node.variables:
+                handle._variables[variable.name] = Variable._for(handle, variable)
+            children = []
+            for child in node.groups:
+                group = Group.__new__(Group)
+                group._bind(handle._shared, child, handle, handle._keepweakref)
+                handle._groups[child.name] = group
+                children.append(group)
+            pending.extend(reversed(children))  # in order: a type may be used after its group
 
     # -- properties -----------------------------------------------------------------------
     @property
@@ -370,6 +409,7 @@ class Dataset:
         shared.check_open()
         if shared.session.read_only:  # netCDF4 raises AttributeError here, not RuntimeError
             raise AttributeNotFoundError(_READ_ONLY)
+        check_attribute_name(name)
         type, values = attrs.from_python(name, value, force_string=force_string, classic=shared.classic)
         with shared.lock:
             self._changed_attribute()
@@ -399,11 +439,13 @@ class Dataset:
         attribute = self._node.find_attribute(oldname)
         if attribute is None:
             raise DatasetStateError(_ATTRIBUTE_NOT_FOUND)
+        check_attribute_name(newname)
         if self._node.find_attribute(newname) is not None:
             raise DatasetStateError(_NAME_IN_USE)
         with shared.lock:
             self._changed_attribute()
             attribute.name = newname
+            self._node.attributes.forget()  # it finds attributes by their old names
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__") and name != "__dict__":
@@ -440,7 +482,7 @@ class Dataset:
     def _add_dimension(self, handle: Dimension, name: str, size: int | None) -> None:
         shared = self._shared
         shared.check_writable()
-        _check_name(name)
+        name = checked_name(name)
         if name in self._dimensions:
             raise DatasetStateError(_NAME_IN_USE)
         unlimited = not size
@@ -474,7 +516,7 @@ class Dataset:
         shared.check_writable()
         if shared.classic:
             raise DatasetStateError(_CLASSIC_GROUPS)
-        _check_name(node.name)
+        node.name = checked_name(node.name, key=False)  # type names are not store keys
         if node.name in self._types:
             raise DatasetStateError(_NAME_IN_USE)
         with shared.lock:
@@ -520,11 +562,14 @@ class Dataset:
         if self._shared.classic:
             raise DatasetStateError(_CLASSIC_GROUPS)
         group: Dataset = self
+        if posixpath.normpath(groupname) == ".":  # '' or '.': no group, refused as netCDF4 does
+            checked_name(groupname)
         for part in posixpath.normpath(groupname).split("/"):
             if part in ("", "."):
                 if groupname.startswith("/") and part == "":
                     group = _root(group)
                 continue
+            part = unicodedata.normalize("NFC", part)
             existing = group._groups.get(part)
             group = existing if existing is not None else Group(group, part)
         return group  # type: ignore[return-value]
@@ -534,7 +579,7 @@ class Dataset:
         shared.check_writable()
         if shared.classic:
             raise DatasetStateError(_CLASSIC_GROUPS)
-        _check_name(name)
+        name = checked_name(name)
         if name in self._groups or name in self._variables:
             raise DatasetStateError(_NAME_IN_USE)
         with shared.lock:
@@ -550,9 +595,11 @@ class Dataset:
         shared.check_writable()
         if oldname not in handles:
             raise NameNotFoundError(f"{oldname} not a valid {kind} name")
-        if newname in handles:
+        newname = checked_name(newname)
+        # variables and groups share a namespace: both are store keys below this group
+        taken = (handles,) if kind == "dimension" else (self._variables, self._groups)
+        if any(newname in names for names in taken):
             raise DatasetStateError(_NAME_IN_USE)
-        _check_name(newname)
         handle = handles[oldname]
         with shared.lock:
             shared.session.rename(handle._node, newname)
@@ -723,10 +770,32 @@ def _root(group: Dataset) -> Dataset:
     return group
 
 
-def _check_name(name: str) -> None:
+def checked_name(name: str, *, key: bool = True) -> str:
+    """``name`` in Unicode NFC (netcdf-c keeps names so: two spellings of one name are one
+    name, and one folder on file systems that normalize) if a new dimension, variable, group
+    (``key``: the rules of store keys too, the same on every convention) or type may have
+    it; InvalidNameError naming the name and the rule otherwise. Called before anything
+    changes, so that a refused name leaves nothing behind."""
+    if not isinstance(name, str):
+        raise InvalidNameError(f"a name must be a str, not {name!r}")
+    name = unicodedata.normalize("NFC", name)
+    problem = name_problem(name) or (key_name_problem(name) if key else None)
+    if problem:
+        raise InvalidNameError(f"invalid name {name!r}: {problem}")
+    return name
+
+
+def check_attribute_name(name: str) -> None:
+    """Refuse, as netCDF4 does with AttributeError, an attribute name that breaks the netCDF
+    rules or that the conventions keep for their own metadata (such an attribute would be
+    dropped when written, or would make the store unreadable)."""
     problem = name_problem(name) if isinstance(name, str) else "a name must be a str"
     if problem:
-        raise ArgumentError(f"invalid name {name!r}: {problem}")
+        raise AttributeNotFoundError(f"NetCDF: Name contains illegal characters: {problem}")
+    if name in RESERVED_ATTRIBUTES:
+        raise AttributeNotFoundError(
+            f"NetCDF: String match to name in use: attribute name {name!r} is reserved for the metadata of netCDF and NCZarr"
+        )
 
 
 def _disk_format(convention_name: str) -> str:
@@ -745,7 +814,7 @@ def _open_store(
     """The store to work in, and what writes a diskless dataset out at close (if anything)."""
     if isinstance(location.target, Store):
         return location.target, None
-    if mode == "w" and not clobber and _exists(location, storage_options):
+    if mode == "w" and not clobber and _taken(location, storage_options):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
     if mode == "r" and not location.target.startswith(("memory://",)) and "://" not in location.target:
         if not os.path.exists(location.target):
@@ -805,7 +874,7 @@ def _file_target(
             f"{display!r} names a netCDF file; format {format!r} is a Zarr convention: "
             "give a directory or a .zip path for it"
         )
-    if not clobber and os.path.exists(location.target):
+    if not clobber and _taken(location, None):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
     if model_name.startswith("NETCDF3"):
         from nczarr.convert.netcdf3 import write_netcdf3 as write
@@ -826,6 +895,15 @@ def _file_target(
     return memory, write_out
 
 
+def _taken(location: Location, storage_options: dict[str, Any] | None) -> bool:
+    """Whether anything is at the location, as ``clobber=False`` (NC_NOCLOBBER) sees it:
+    locally any file, folder (even empty) or link (even dangling); remotely any key."""
+    target = location.target
+    if "://" not in target or target.startswith("file://"):
+        return os.path.lexists(parse_local(target))
+    return _exists(location, storage_options)
+
+
 def _exists(location: Location, storage_options: dict[str, Any] | None) -> bool:
     target = location.target
     if "://" not in target or target.startswith("file://"):
@@ -839,6 +917,17 @@ def _exists(location: Location, storage_options: dict[str, Any] | None) -> bool:
             store.close()
     except (NCZarrError, OSError):
         return False
+
+
+def _writer_lock(location: Location, timeout: float | None) -> WriterLock | None:
+    """The lock of the local store a dataset opens for writing, acquired (None for object
+    stores); see docs/concurrency.md."""
+    target = location.target
+    if isinstance(target, Store):
+        return writer_lock(target.local_path, timeout)
+    if "://" in target and not target.startswith("file://"):
+        return None
+    return writer_lock(parse_local(target), timeout)
 
 
 def parse_local(target: str) -> str:

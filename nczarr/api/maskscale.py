@@ -9,6 +9,7 @@ The rules, including their quirks, are netCDF4-python's; the tests compare with 
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,10 +19,18 @@ import numpy as np
 from numpy import ma
 
 from nczarr.api.strings import chartostring, stringtochar
-from nczarr.errors import DatasetStateError
+from nczarr.errors import (
+    ArgumentError,
+    AttributeNotFoundError,
+    DatasetStateError,
+    DataTypeError,
+    TextEncodeError,
+    ValueRangeError,
+)
 
 __all__ = [
     "Conversion",
+    "cast_fill_value",
     "cast_valid_attribute",
     "decode",
     "default_fill",
@@ -51,6 +60,8 @@ default_fillvals: dict[str, Any] = {
 
 _BYTE_TYPES = ("i1", "u1")
 _VALID_ATTRIBUTES = ("missing_value", "valid_min", "valid_max", "valid_range")
+#: Attributes that mask with one value (missing_value may hold several, valid_range two).
+_SINGLE_VALUED = ("_FillValue", "valid_min", "valid_max")
 _INVALID_PACKING = "invalid scale_factor or add_offset attribute, no unpacking done..."
 
 
@@ -88,10 +99,9 @@ class Conversion:
     @property
     def unsigned(self) -> bool:
         """``_Unsigned`` asks to read this signed integer variable as unsigned."""
-        return (
-            self.attributes.get("_Unsigned", False) in ("true", "True")
-            and np.dtype(self.dtype).kind == "i"
-        )
+        flag = self.attributes.get("_Unsigned", False)
+        # an odd value (a list, a number) written by another tool is no "true": not unsigned
+        return isinstance(flag, str) and flag in ("true", "True") and np.dtype(self.dtype).kind == "i"
 
 
 def is_safe_cast(original: Any, cast: Any) -> bool:
@@ -122,6 +132,11 @@ def _usable_attribute(conversion: Conversion, name: str) -> np.ndarray | None:
     if name not in conversion.attributes:
         return None
     value = np.array(conversion.attributes[name])
+    if name in _SINGLE_VALUED and value.size != 1:
+        # netCDF4 fails on the shapes with numpy's broadcasting error; another tool's odd
+        # attribute should not make the data unreadable
+        warnings.warn(f"WARNING: {name} not used since it holds {value.size} values, not one", stacklevel=4)
+        return None
     try:
         cast = np.array(value, conversion.dtype)
     except ValueError:
@@ -136,12 +151,13 @@ def _usable_attribute(conversion: Conversion, name: str) -> np.ndarray | None:
 
 
 def _packing_is_valid(attributes: Mapping[str, Any]) -> bool:
-    try:
-        for name in ("scale_factor", "add_offset"):
-            if name in attributes:
-                float(attributes[name])
-    except Exception:
-        return False
+    """Whether the packing attributes are single numbers (netCDF4 also takes text that reads
+    as a number, such as "NaN", and then fails to multiply by it)."""
+    for name in ("scale_factor", "add_offset"):
+        if name in attributes:
+            value = np.asarray(attributes[name])
+            if value.size != 1 or value.dtype.kind not in "biuf":
+                return False
     return True
 
 
@@ -355,17 +371,69 @@ def quantize(data: Any, least_significant_digit: int) -> Any:
     return result
 
 
-def cast_valid_attribute(name: str, value: Any, dtype: np.dtype) -> Any:
+def cast_valid_attribute(name: str, value: Any, dtype: np.dtype, where: str = "") -> Any:
     """``value`` for attribute ``name`` set through attribute syntax on a primitive variable:
     ``missing_value``/``valid_*`` are cast to ``dtype`` when that keeps the values, else kept
-    with a warning; other attributes are returned unchanged."""
+    with a warning; other attributes are returned unchanged. A value numpy cannot cast at all
+    (300 for ``u1``, NaN for an integer type) raises as in netCDF4."""
     if name not in _VALID_ATTRIBUTES:
         return value
-    cast = np.array(value, dtype)
+    cast = _cast(value, dtype, f"{name} {where}".rstrip())
     if is_safe_cast(np.array(value), cast):
         return cast
     warnings.warn(f"WARNING: {name} cannot be safely cast to variable dtype", stacklevel=2)
     return value
+
+
+def cast_fill_value(value: Any, dtype: np.dtype, where: str) -> np.ndarray:
+    """``value`` as the one ``_FillValue`` of a variable of ``dtype``, cast as netCDF4 does
+    (``numpy.array(value, dtype)``: floats are truncated, text is parsed, char text is cut to
+    one byte) with netCDF4's errors, each also an :class:`~nczarr.errors.NCZarrError`.
+
+    Stricter than netCDF4 where it would store another value without a word: a numpy integer
+    out of range (300 would become 44), a numpy NaN or infinity for an integer type, a finite
+    number beyond the range of ``float32`` (it would become infinity)."""
+    what = f"_FillValue {where}"
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below rather than warned
+        cast = _cast(value, dtype, what)
+    if cast.size != 1:
+        raise AttributeNotFoundError("NetCDF: Invalid argument")  # netCDF4's error for several values
+    source = np.asarray(value)
+    if source.dtype.kind in "biuf" and cast.dtype.kind in "iuf":
+        _check_kept(source.item(), cast, what)
+    return cast
+
+
+def _cast(value: Any, dtype: np.dtype, what: str) -> np.ndarray:
+    """``numpy.array(value, dtype)`` with numpy's errors (netCDF4's) as nczarr errors."""
+    try:
+        return np.array(value, dtype)
+    except OverflowError as exc:
+        raise ValueRangeError(f"{what}: {value!r} does not fit {np.dtype(dtype)}: {exc}") from exc
+    except UnicodeEncodeError as exc:
+        raise TextEncodeError(exc.encoding, exc.object, exc.start, exc.end, f"{what}: {exc.reason}") from exc
+    except ValueError as exc:
+        raise ArgumentError(f"{what}: {value!r} is not a value of type {np.dtype(dtype)}: {exc}") from exc
+    except TypeError as exc:
+        raise DataTypeError(f"{what}: {value!r} is not a value of type {np.dtype(dtype)}: {exc}") from exc
+
+
+def _check_kept(number: float | int, cast: np.ndarray, what: str) -> None:
+    """Refuse a cast that changed a number beyond rounding (numpy casts numpy scalars without
+    checking their range)."""
+    dtype = cast.dtype
+    if dtype.kind == "f":
+        if math.isfinite(number) and not np.isfinite(cast).all():
+            raise ValueRangeError(f"{what}: {number!r} is beyond the range of {dtype}")
+        return
+    if isinstance(number, float):
+        if math.isnan(number):
+            raise ArgumentError(f"{what}: cannot convert float NaN to integer ({dtype})")
+        if math.isinf(number):
+            raise ValueRangeError(f"{what}: cannot convert float infinity to integer ({dtype})")
+    info = np.iinfo(dtype)
+    if not info.min <= int(number) <= info.max:
+        raise ValueRangeError(f"{what}: {number!r} is out of the range of {dtype} ({info.min} to {info.max})")
 
 
 def fill_value_for_get(

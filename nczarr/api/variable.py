@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+import unicodedata
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -110,9 +111,9 @@ class Variable:
     ) -> None:
         shared = grp._shared
         shared.check_writable()
-        from nczarr.api.dataset import _check_name
+        from nczarr.api.dataset import checked_name
 
-        _check_name(name)
+        name = checked_name(name)
         where = f"(variable '{name}', group '{grp.path}')"
         if name in grp._variables or name in grp._groups:
             raise DatasetStateError("NetCDF: String match to name in use")
@@ -175,7 +176,8 @@ class Variable:
             if self._kind == "string":
                 node.add_attribute("_FillValue", AtomicType.STRING, [str(value)])
             else:
-                array = np.array(value).astype(self._dtype) if self._kind != "char" else np.array(value, "S1")
+                where = f"of variable '{node.name}' (group '{self._grp.path}')"
+                array = maskscale.cast_fill_value(value, self._dtype if self._kind != "char" else np.dtype("S1"), where)
                 atomic = self._atomic()
                 if atomic is AtomicType.CHAR:
                     node.add_attribute("_FillValue", AtomicType.CHAR, bytes(array.item()).decode("latin-1") or "\x00")
@@ -422,8 +424,9 @@ class Variable:
             shared.check_open()
             if shared.session.read_only:
                 raise AttributeNotFoundError("NetCDF: Write to read only")
-            if name in _VALID_ATTRIBUTES and self._kind in ("atomic", "enum"):
-                value = maskscale.cast_valid_attribute(name, value, self._dtype)
+            if name in _VALID_ATTRIBUTES and self._kind in ("atomic", "char"):  # netCDF4's primitive types
+                where = f"of variable '{self._node.name}' (group '{self._grp.path}')"
+                value = maskscale.cast_valid_attribute(name, value, self._dtype, where)
             self.setncattr(name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -798,6 +801,8 @@ def _dimension_nodes(grp: Dataset, dimensions: Any) -> list[ModelDimension]:
         if isinstance(item, Dimension):
             out.append(item._node)
             continue
+        if isinstance(item, str):
+            item = unicodedata.normalize("NFC", item)  # names are kept so (checked_name)
         found = resolve_dimension(grp._node, item) if isinstance(item, str) and not item.startswith("/") else None
         if found is None and isinstance(item, str) and item.startswith("/"):
             found = resolve_dimension(grp._node, item)

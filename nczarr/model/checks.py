@@ -121,6 +121,9 @@ class _Checker:
         self.problems: list[Problem] = []
         self.unlimited: Dimension | None = None  # the first one, for the classic model
         self.good_names: set[str] = set()  # names repeat: units, long_name...
+        # By type id: whether it is fixed-size (the same whatever the path that reached it,
+        # so kept: compounds that share field types are not walked again and again).
+        self.fixed_sizes: dict[int, bool] = {}
 
     def run(self) -> list[Problem]:
         version = self.dataset.zarr_version
@@ -396,13 +399,19 @@ class _Checker:
         if isinstance(tp, VlenType) or id(tp) in visiting:  # a compound holding itself is infinite
             return False
         assert isinstance(tp, CompoundType)
+        known = self.fixed_sizes.get(id(tp))
+        if known is not None:
+            return known
         inner = visiting | {id(tp)}
         scope = tp.group or self.dataset
+        fixed = True
         for fld in tp.fields:
             ftype = self.lookup(scope, fld.type)
             if ftype is not None and not self.fixed_size(ftype, inner):
-                return False
-        return True
+                fixed = False
+                break
+        self.fixed_sizes[id(tp)] = fixed
+        return fixed
 
     def enum(self, tp: EnumType, group: Group) -> None:
         base = self.type_ref(tp, group, tp.base)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, TypeVar, Union, cast
 
 from nczarr.model.fqn import escape_name, join_fqn
 from nczarr.model.types import AtomicType, DataModel
@@ -33,15 +33,92 @@ AttributeValue = Any
 _N = TypeVar("_N", bound="Node")
 
 
+class NodeList(list[_N]):
+    """The children of one kind of a node: a list that also finds a child by name in constant
+    time (a name scan per look-up made adding n attributes quadratic). The name index is built
+    at the first look-up, kept up to date by appends and removals, and dropped by any other
+    change and by the rename of a child (see :meth:`Node.__setattr__`)."""
+
+    __slots__ = ("_index", "_shared_names")
+
+    def __init__(self, nodes: Iterable[_N] = ()) -> None:
+        super().__init__(nodes)
+        self._index: dict[str, _N] | None = None
+        self._shared_names = False  # whether two children of the index have one name
+
+    def find(self, name: str) -> _N | None:
+        """The first child with this name, or None."""
+        index = self._index
+        if index is None:
+            index = {}
+            for node in reversed(self):  # the first of duplicate names wins
+                index[node.name] = node
+            self._index = index
+            self._shared_names = len(index) < len(self)
+        return index.get(name)
+
+    def forget(self) -> None:
+        """Drop the name index: a child was renamed."""
+        self._index = None
+
+    def append(self, node: _N) -> None:
+        super().append(node)
+        if self._index is not None and self._index.setdefault(node.name, node) is not node:
+            self._shared_names = True
+
+    def remove(self, node: _N) -> None:
+        super().remove(node)
+        index = self._index
+        if index is not None:  # kept: deleting attributes one by one must not rebuild it each time
+            if not self._shared_names and index.get(node.name) is node:
+                del index[node.name]
+            else:
+                self._index = None
+
+    def __reduce__(self) -> tuple[type, tuple[list[_N]]]:  # copies and pickles carry no index
+        return type(self), (list(self),)
+
+
+def _forgetting(method: str) -> Any:
+    """A list method that also drops the name index (it may move, replace or drop children)."""
+    inner = getattr(list, method)
+
+    def mutate(self: NodeList[Any], *args: Any, **kwargs: Any) -> Any:
+        self._index = None
+        return inner(self, *args, **kwargs)
+
+    mutate.__name__ = method
+    return mutate
+
+
+for _method in (
+    "extend", "insert", "pop", "clear", "sort", "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"
+):
+    setattr(NodeList, _method, _forgetting(_method))
+del _method
+
+
 @dataclass
 class Node:
     """A named node of the tree."""
 
     kind: ClassVar[str] = "node"
+    #: The fields that hold child nodes, always as a :class:`NodeList`.
+    child_lists: ClassVar[tuple[str, ...]] = ()
 
     name: str
     parent: Node | None = field(default=None, kw_only=True, compare=False, repr=False)
     position: Position | None = field(default=None, kw_only=True, compare=False, repr=False)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key == "name":
+            parent = self.__dict__.get("parent")
+            if parent is not None:  # its lists find children by their old names
+                for attr in parent.child_lists:
+                    getattr(parent, attr).forget()
+        elif key in self.child_lists and type(value) is not NodeList:
+            value = NodeList(value)
+        object.__setattr__(self, key, value)
 
     @property
     def group(self) -> Group | None:
@@ -76,6 +153,11 @@ class Attribute(Node):
 
     type: TypeRef
     values: list[AttributeValue] | str
+
+    # The most numerous nodes skip Node.__setattr__ (a Python call per field set, a fifth of
+    # reading a dataset's attributes): whoever renames an attribute calls ``forget()`` on the
+    # attribute list of its parent.
+    __setattr__ = object.__setattr__
 
     @property
     def fqn(self) -> str:
@@ -126,7 +208,7 @@ class _AttributeOwner:
 
     def find_attribute(self, name: str) -> Attribute | None:
         """The first attribute with this name, or None."""
-        return _first(self.attributes, name)
+        return _find(self.attributes, name)
 
 
 @dataclass
@@ -144,10 +226,11 @@ class Variable(Node, _AttributeOwner):
     """A typed array whose shape is given by dimension references (none: a scalar)."""
 
     kind: ClassVar[str] = "variable"
+    child_lists: ClassVar[tuple[str, ...]] = ("attributes",)
 
     type: TypeRef
     dimensions: list[DimRef] = field(default_factory=list)
-    attributes: list[Attribute] = field(default_factory=list)
+    attributes: list[Attribute] = field(default_factory=NodeList)
 
     def __post_init__(self) -> None:
         _adopt(self, self.attributes)
@@ -227,16 +310,17 @@ class Group(Node, _AttributeOwner):
     """A group: dimensions, types, variables, attributes and subgroups."""
 
     kind: ClassVar[str] = "group"
+    child_lists: ClassVar[tuple[str, ...]] = ("dimensions", "types", "variables", "attributes", "groups")
 
-    dimensions: list[Dimension] = field(default_factory=list)
-    types: list[UserType] = field(default_factory=list)
-    variables: list[Variable] = field(default_factory=list)
-    attributes: list[Attribute] = field(default_factory=list)
-    groups: list[Group] = field(default_factory=list)
+    dimensions: list[Dimension] = field(default_factory=NodeList)
+    types: list[UserType] = field(default_factory=NodeList)
+    variables: list[Variable] = field(default_factory=NodeList)
+    attributes: list[Attribute] = field(default_factory=NodeList)
+    groups: list[Group] = field(default_factory=NodeList)
 
     def __post_init__(self) -> None:
-        for children in (self.dimensions, self.types, self.variables, self.attributes, self.groups):
-            _adopt(self, children)
+        for attr in self.child_lists:
+            _adopt(self, getattr(self, attr))
 
     def add(self, node: _N) -> _N:
         """Append a dimension, type, variable, attribute or group and make this its parent."""
@@ -279,19 +363,19 @@ class Group(Node, _AttributeOwner):
 
     def find_dimension(self, name: str) -> Dimension | None:
         """The first dimension of this group with this name, or None."""
-        return _first(self.dimensions, name)
+        return _find(self.dimensions, name)
 
     def find_type(self, name: str) -> UserType | None:
         """The first user type of this group with this name, or None."""
-        return _first(self.types, name)
+        return _find(self.types, name)
 
     def find_variable(self, name: str) -> Variable | None:
         """The first variable of this group with this name, or None."""
-        return _first(self.variables, name)
+        return _find(self.variables, name)
 
     def find_group(self, name: str) -> Group | None:
         """The first subgroup with this name, or None."""
-        return _first(self.groups, name)
+        return _find(self.groups, name)
 
     @property
     def root(self) -> Group:
@@ -333,5 +417,5 @@ def _adopt(parent: Node, children: Iterable[Node]) -> None:
         child.parent = parent
 
 
-def _first(nodes: Iterable[Any], name: str) -> Any:
-    return next((node for node in nodes if node.name == name), None)
+def _find(nodes: list[_N], name: str) -> _N | None:
+    return cast(NodeList[_N], nodes).find(name)  # Node.__setattr__ makes every child list one
