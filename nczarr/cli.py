@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
+from typing import Any
 
 from nczarr import __version__
 from nczarr.errors import NCZarrError
+
+#: Set to anything but empty or 0 to see tracebacks, as ``--debug`` does.
+DEBUG_VARIABLE = "NCZARR_DEBUG"
 
 
 def _report(findings: Sequence[object], all_clear: str) -> int:
@@ -145,7 +153,7 @@ def _add_gen(sub: argparse._SubParsersAction) -> None:
         description="Make a Zarr store (or a netCDF file, for a .nc OUTPUT) from CDL, with ncgen's rules.",
     )
     gen.add_argument("cdl", help="a CDL file")
-    gen.add_argument("-o", dest="output", metavar="OUTPUT", help="the store or .nc file to make (default: the CDL's dataset name, .zarr)")
+    gen.add_argument("-o", dest="output", metavar="OUTPUT", help="the store or .nc file to make (default, as ncgen: the CDL file's name with .zarr, here)")
     gen.add_argument("-k", dest="kind", metavar="KIND", help="ncgen's kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model (or 1-5, nc3...)")
     for flag, kind in (("-3", "classic"), ("-6", "64-bit offset"), ("-5", "cdf5"), ("-4", "netCDF-4"), ("-7", "netCDF-4 classic model")):
         gen.add_argument(flag, dest="kind", action="store_const", const=kind, help=f"same as -k '{kind}'")
@@ -242,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nczarr", description="The netCDF data model on Zarr.")
     parser.add_argument("--version", action="version", version=f"nczarr {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    parser.add_argument(
+        "--debug", action="store_true", help=f"show the traceback of an error (or set {DEBUG_VARIABLE}=1)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     info = sub.add_parser("info", help="show the groups and arrays of a store (or a netCDF file) as a tree")
@@ -260,19 +271,158 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING, format="nczarr: %(message)s")
-    if args.command is None:
-        parser.print_help()
-        return 2
+    """Run the command line; every failure is one ``nczarr: error:`` line and a non-zero
+    status (``--debug`` or ``NCZARR_DEBUG=1``: the traceback instead); Ctrl-C exits 130."""
+    debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+    interrupts = _Interrupts()
     try:
-        return args.run(args)
-    except NCZarrError as e:
-        sys.stderr.write(f"nczarr: error: {e}\n")
-        return 1
-    except BrokenPipeError:  # e.g. piped into head
+        with interrupts:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            debug = debug or args.debug
+            logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING, format="nczarr: %(message)s")
+            if args.command is None:
+                parser.print_help()
+                return 2
+            with _NewOutput(_output_of(args)) as output:
+                status = int(args.run(args))
+                if interrupts.seen:  # a library swallowed the interrupt: it counts all the same
+                    output.remove()
+        return _fail("interrupted", 130) if interrupts.seen else status
+    except BrokenPipeError:  # e.g. piped into head: quiet, and no second complaint at exit
+        _silence_stdout()
         return 0
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        return _fail("interrupted", 130)
+    except Exception as error:  # noqa: BLE001 - the one place every failure becomes a line
+        if debug:
+            raise
+        return _fail(_describe(error), 1)
+
+
+def _output_of(args: argparse.Namespace) -> str | None:
+    """The dataset ``gen`` or ``copy`` makes, or None."""
+    if args.command == "copy":
+        return str(args.dst)
+    if args.command == "gen":
+        from nczarr.convert.gen import output_path
+
+        return output_path(args.cdl, args.output)
+    return None
+
+
+class _NewOutput:
+    """A command's output that did not exist before it ran: removed when the command fails
+    or is interrupted, even after it was complete (an interrupt may be raised late, see
+    :class:`_Interrupts`); what existed before is never touched."""
+
+    def __init__(self, path: str | None) -> None:
+        from nczarr.convert.copy import local_path_exists
+
+        self.path = path if path is not None and not local_path_exists(path) else None
+
+    def __enter__(self) -> _NewOutput:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None:
+            self.remove()
+
+    def remove(self) -> None:
+        from nczarr.convert.copy import remove_local
+
+        if self.path is not None:
+            remove_local(self.path)
+
+
+class _Interrupts:
+    """Ctrl-C (SIGINT) as a KeyboardInterrupt raised where it is not lost: one raised inside
+    a finalizer (``__del__``, a weakref callback, which h5py runs often) would be printed and
+    ignored, and the command would go on; there it is raised a moment later instead (on a
+    SIGALRM, taken only then). Used as a context manager around a command (in the main
+    thread; elsewhere it does nothing)."""
+
+    _RETRY = 0.02  # seconds
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._pending = False
+        self._saved: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._saved[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._saved.items():
+            if number != signal.SIGINT:  # the alarm of a retry
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(number, handler)
+        self._saved = {}
+
+    def _handle(self, number: int, frame: FrameType | None) -> None:
+        if number == signal.SIGINT:
+            self.seen = self._pending = True
+        if not self._pending:
+            return
+        if hasattr(signal, "setitimer") and _in_finalizer(frame):
+            if signal.SIGALRM not in self._saved:
+                self._saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._handle)
+            signal.setitimer(signal.ITIMER_REAL, self._RETRY)
+            return
+        self._pending = False
+        raise KeyboardInterrupt
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether Python runs a finalizer here, where exceptions are printed and ignored."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or os.path.basename(code.co_filename) in ("weakref.py", "_weakrefset.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _describe(error: Exception) -> str:
+    """What went wrong, in words: nczarr's own message, the system's for an I/O error,
+    a plain statement for exhausted memory or nesting, the class for anything else."""
+    if isinstance(error, NCZarrError):
+        return str(error)
+    if isinstance(error, RecursionError):
+        return "the input is nested too deeply to process"
+    if isinstance(error, MemoryError):
+        return f"out of memory{': ' + str(error) if str(error) else ''}"
+    if isinstance(error, OSError) and error.strerror:
+        where = error.filename if error.filename is not None else ""
+        return f"{where}: {error.strerror}" if where else error.strerror
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _fail(message: str, status: int) -> int:
+    """Print ``message`` as one line on stderr and give ``status``."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    text = lines[0] + (" " + "; ".join(lines[1:]) if len(lines) > 1 else "") if lines else "failed"
+    try:
+        sys.stderr.write(f"nczarr: error: {text}\n")
+        sys.stderr.flush()
+    except OSError:  # stderr closed: the status alone tells
+        pass
+    return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (captured output)
+        pass
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from nczarr.model import AtomicType, DataModel, Dimension, Group, UserType, Vari
 from nczarr.model import Dataset as ModelDataset
 from nczarr.model import resolve_dimension
 from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
+from nczarr.store import remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -338,6 +339,12 @@ class _PlannedSource:
         shape = tuple(s.stop - s.start for s in selection)
         return np.full(shape, _fill_of(variable, dtype), dtype=dtype)
 
+    def fill_from(self, variable: Variable, selection: tuple[slice, ...]) -> bool:
+        """Whether all values from the block's first one on, in C order, are fill values
+        (sources that can tell have a ``fill_from`` method)."""
+        tells = getattr(self._source, "fill_from", None)
+        return tells is not None and bool(tells(variable, selection))
+
     def close(self) -> None:
         """The caller closes the wrapped source."""
 
@@ -359,7 +366,7 @@ def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advanc
     from nczarr.formats.session import Session
     from nczarr.store import open_store
 
-    existed = _local_path_exists(dst)
+    existed = local_path_exists(dst)
     store = open_store(dst, "w", storage_options=options.storage_options or None)
     try:
         Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage).close()
@@ -368,7 +375,7 @@ def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advanc
     except BaseException:
         store.close()
         if not existed:
-            _remove_local(dst)  # a failed copy leaves nothing behind
+            remove_local(dst)  # a failed copy leaves nothing behind
         raise
 
 
@@ -381,7 +388,9 @@ def _fill_zarr(target: Any, source: Any, plan: _Plan, options: CopyOptions, adva
         try:
             for variable in plan.with_data:
                 handle = target[variable.fqn]
-                blocks = list(_blocks(variable, plan.tree, handle, options.max_memory))
+                # blocks come in C order; a new dataset reads fill values where nothing was written
+                whole = _blocks(variable, plan.tree, handle, options.max_memory)
+                blocks = list(itertools.takewhile(lambda b, v=variable: not planned.fill_from(v, b), whole))
                 # the next block is read while this one is written
                 pending = reading.submit(planned.read, variable, blocks[0]) if blocks else None
                 for i, block in enumerate(blocks):
@@ -394,21 +403,25 @@ def _fill_zarr(target: Any, source: Any, plan: _Plan, options: CopyOptions, adva
             reading.shutdown(wait=True)
 
 
-def _local_path_exists(dst: Any) -> bool:
+def local_path_exists(dst: Any) -> bool:
+    """Whether ``dst`` is a local path (not a URL, not a store object) where something is."""
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
     return bool(path) and "://" not in path and os.path.lexists(path)
 
 
-def _remove_local(dst: Any) -> None:
-    import shutil
-
+def remove_local(dst: Any) -> None:
+    """Remove the local file or folder ``dst`` (a target this copy created); links are removed,
+    never followed; URLs and store objects are left alone."""
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
     if not path or "://" in path:
         return
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    elif os.path.lexists(path):
-        os.remove(path)
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            remove_tree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+    except OSError as exc:  # the error that made us clean up matters more
+        log.warning("could not remove %r after a failed copy: %s", path, exc)
 
 
 def _blocks(variable: Variable, tree: ModelDataset, handle: Any, max_memory: int) -> Iterator[tuple[slice, ...]]:

@@ -4,28 +4,40 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nczarr.convert.copy import CopyOptions, copy_source
 from nczarr.convert.sources import ArraysSource
 from nczarr.model import validate
 from nczarr.model.types import DataModel
+from nczarr.store import read_regular_file
 from nczarr.syntax.cdl import normalize_kind, parse_cdl
+
+_Target = TypeVar("_Target")
 
 
 def generate(cdl_path: str | os.PathLike[str], dst: Any | None = None, *, kind: str | None = None, format: str | None = None) -> str:
     """Make the dataset a CDL file describes at ``dst`` (a Zarr store, or a netCDF file for a
-    ``.nc`` path; default: the CDL's dataset name with ``.zarr``) and return where it went.
+    ``.nc`` path; default: as ncgen names its output, the CDL file's name with its suffix
+    replaced (by ``.zarr``) in the current folder, never a path the text names) and return
+    where it went.
     ``kind`` is ncgen's ``-k``; ``format`` the Zarr convention. A bad CDL text raises one
     clear error and writes nothing; so does a failure while writing."""
     path = Path(cdl_path)
-    parsed = parse_cdl(path.read_text(encoding="utf-8", errors="surrogateescape"), str(path), kind=kind)
-    if dst is None:
-        dst = f"{parsed.dataset.name or path.stem}.zarr"
+    parsed = parse_cdl(read_regular_file(path).decode("utf-8", "surrogateescape"), str(path), kind=kind)
+    dst = output_path(path, dst)
     data_model = parsed.kind or _default_kind(parsed.dataset, dst)
     source = ArraysSource(parsed.dataset, parsed.storage, parsed.data, data_model)
-    copy_source(source, dst, CopyOptions(kind=data_model, format=format))
+    # a variable without data holds fill values, which a new dataset reads without them
+    # being written: a huge one costs nothing
+    copy_source(source, dst, CopyOptions(kind=data_model, format=format, data_variables=tuple(parsed.given)))
     return os.fspath(dst)
+
+
+def output_path(cdl_path: str | os.PathLike[str], dst: _Target | None = None) -> _Target | str:
+    """Where :func:`generate` writes: ``dst``, or by default the CDL file's name with
+    ``.zarr`` for its suffix, in the current folder."""
+    return f"{Path(cdl_path).stem}.zarr" if dst is None else dst
 
 
 def _default_kind(dataset: Any, dst: Any) -> str:
@@ -39,4 +51,4 @@ def _default_kind(dataset: Any, dst: Any) -> str:
     return "NETCDF3_CLASSIC" if classic else "NETCDF4"
 
 
-__all__ = ["generate", "normalize_kind"]
+__all__ = ["generate", "normalize_kind", "output_path"]

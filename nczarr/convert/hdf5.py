@@ -44,6 +44,7 @@ from nczarr.model import (
     VlenType,
     validate,
 )
+from nczarr.store._files import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,8 @@ class MissingExtraError(NCZarrError, ImportError):
 
 
 class Hdf5Error(NCZarrError, OSError):
-    """A file that is not a netCDF-4/HDF5 file, or that h5netcdf could not read."""
+    """A file that is not a netCDF-4/HDF5 file, that h5netcdf could not read, or that
+    could not be created."""
 
 
 def require_h5netcdf() -> tuple[Any, Any]:
@@ -109,14 +111,16 @@ class Hdf5Reader:
         self.path = os.fspath(path)
         if not os.path.exists(self.path):
             raise DatasetNotFoundError(f"{self.path}: no such file")
-        if not self._h5py.is_hdf5(self.path):
-            raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
-        self._file = self._h5py.File(self.path, "r")
+        self._file: Any = None
+        self._nc: Any = None
         try:
+            if not self._h5py.is_hdf5(self.path):
+                raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
+            self._file = self._h5py.File(self.path, "r")
             self._nc = h5netcdf.File(self._file, "r", phony_dims="sort")
         except Exception as error:
-            self._file.close()
-            raise Hdf5Error(f"{self.path}: h5netcdf cannot read it: {error}") from error
+            self.close()
+            raise _file_error(self.path, error) from error
         classic = "_nc3_strict" in self._file.attrs
         self.data_model = "NETCDF4_CLASSIC" if classic else "NETCDF4"
         self.dataset = Dataset(data_model=DataModel.CLASSIC if classic else DataModel.ENHANCED)
@@ -128,9 +132,9 @@ class Hdf5Reader:
         self._resolver = Resolver()
         try:
             self._read_group(self._nc, self.dataset)
-        except Exception:
+        except Exception as error:
             self.close()
-            raise
+            raise _file_error(self.path, error) from error
 
     def __enter__(self) -> Hdf5Reader:
         return self
@@ -141,7 +145,8 @@ class Hdf5Reader:
     def close(self) -> None:
         """Release the file."""
         if self._file:
-            self._nc.close()
+            if self._nc is not None:
+                self._nc.close()
             self._file.close()
 
     def _read_group(self, group: Any, node: Group) -> None:
@@ -277,6 +282,8 @@ class Hdf5Reader:
                 f"{self.path}: cannot read {variable.fqn}: {error} (an HDF5 filter plugin, e.g. "
                 "from the hdf5plugin package, may be missing)"
             ) from error
+        except Exception as error:  # h5py's errors on corrupt data are of many classes
+            raise _file_error(self.path, error, f"cannot read {variable.fqn}") from error
         if dtype.fields is not None:  # the file's offsets to C alignment, padding zeroed
             aligned = np.zeros(data.shape, dtype)
             for name in dtype.names or ():
@@ -312,6 +319,16 @@ class Hdf5Reader:
             return ""
         fill = h5ds.fillvalue
         return np.asarray(fill).astype(dtype) if dtype.fields is not None else np.asarray(fill).view(dtype)
+
+
+def _file_error(path: str, error: Exception, problem: str = "not a readable netCDF-4/HDF5 file") -> NCZarrError:
+    """An error of h5py or h5netcdf (any class: corrupt files raise OSError, KeyError,
+    ValueError, RuntimeError...) as an Hdf5Error naming the file; nczarr's own pass on."""
+    if isinstance(error, NCZarrError):
+        return error
+    if isinstance(error, RecursionError):
+        return Hdf5Error(f"{path}: {problem}: its groups or types are nested too deeply")
+    return Hdf5Error(f"{path}: {problem} ({str(error) or type(error).__name__})")
 
 
 def _dimension_id(h5group: Any, name: str) -> float:
@@ -374,7 +391,10 @@ def write_hdf5(
     if found:
         raise FormatError(f"cannot write {os.fspath(path)} as {data_model}:\n  " + "\n  ".join(found))
     target = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise Hdf5Error(f"{target}: cannot create the file: {error.strerror or error}") from error
     os.close(handle)
     try:
         # HDF5 1.8 to 1.10 object formats, as netcdf-c writes, so older readers open the file
@@ -384,7 +404,7 @@ def write_hdf5(
                 _Writer(h5py, h5file, source, chunking, progress, max_memory).write(nc)
             finally:  # before h5py closes the file h5netcdf writes to
                 nc.close()
-        os.replace(temporary, target)
+        replace_file(temporary, target)  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -25,6 +25,7 @@ from nczarr.errors import DatasetNotFoundError, NCZarrError
 from nczarr.formats import FormatError, VariableStorage
 from nczarr.formats.common import DEFAULT_FILL, fill_attribute, numpy_dtype
 from nczarr.model import AtomicType, Dataset, DataModel, Dimension, Group, Resolver, Variable
+from nczarr.store._files import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,8 @@ _UINT_MAX = 2**32 - 1
 
 
 class Netcdf3Error(NCZarrError, OSError):
-    """A file that is not netCDF-3, or whose header is corrupt or truncated."""
+    """A file that is not netCDF-3, whose header is corrupt or truncated, or that could
+    not be created."""
 
 
 @dataclass(frozen=True)
@@ -139,13 +141,21 @@ class _Cursor:
         return self.padded(self.non_neg()).decode("utf-8", errors="surrogateescape")
 
     def list_header(self, tag: int, what: str) -> int:
-        """The number of elements of a dim, att or var list (0 when ABSENT)."""
+        """The number of elements of a dim, att or var list (0 when ABSENT), refused when
+        the rest of the file could not hold that many (a hostile count is not looped over)."""
         found = self.uint(4)
         count = self.non_neg()
         if found == 0 and count == 0:
             return 0
         if found != tag:
             raise Netcdf3Error(f"{self.path}: corrupt netCDF-3 header: expected the {what} list at byte {self.pos}")
+        # every element starts with its name's length and one more field of at least 4 bytes
+        smallest = self.kind.size_bytes + 4
+        if count * smallest > len(self.data) - self.pos:
+            raise Netcdf3Error(
+                f"{self.path}: corrupt netCDF-3 header: {count} {what}s declared at byte {self.pos}, "
+                f"more than the file's {len(self.data)} bytes can hold"
+            )
         return count
 
     def nc_type(self) -> AtomicType:
@@ -247,7 +257,11 @@ class Netcdf3Reader:
             raise FormatError(f"{self.path}: no variable {variable.fqn}")
         native = layout.dtype if layout.dtype.kind == "S" else layout.dtype.newbyteorder("=")
         if 0 in layout.shape:
-            return np.empty(layout.shape, native)[selection]
+            shape = tuple(len(range(*s.indices(n))) for s, n in zip(selection, layout.shape))
+            try:
+                return np.empty(shape, native)
+            except ValueError:  # numpy refuses huge dimensions even beside a zero
+                raise Netcdf3Error(f"{self.path}: {variable.fqn}: a selection of shape {shape} is too large") from None
         strides = _c_strides(layout)
         if layout.record:
             strides[0] = self._recsize
@@ -536,14 +550,17 @@ def write_netcdf3(
         raise FormatError(f"{os.fspath(path)}: cannot write {plan.kind.name}:\n  " + "\n  ".join(plan.problems))
     target = os.path.abspath(os.fspath(path))
     temporary = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:
+        raise Netcdf3Error(f"{target}: cannot create the file: {error.strerror or error}") from error
     try:
         with open(descriptor, "wb") as out:
             writer = _Writer(out, source, plan, progress, max(1, max_memory))
             out.write(plan.header)
             writer.fixed()
             writer.records()
-        os.replace(temporary, target)
+        replace_file(temporary, target)  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         os.unlink(temporary)
         raise

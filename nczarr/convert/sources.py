@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from types import EllipsisType
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,8 +25,11 @@ def file_kind(location: Any) -> str | None:
     path = os.fspath(location) if isinstance(location, (str, os.PathLike)) else None
     if path is None or not os.path.isfile(path):
         return None
-    with open(path, "rb") as f:
-        head = f.read(8)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as error:  # a special file, or no permission
+        raise ContainerError(f"{path}: cannot read it: {error.strerror or error}") from error
     if head[:4] in NETCDF3_MAGIC:
         return "netcdf3"
     if head == HDF5_MAGIC:
@@ -74,19 +78,35 @@ def zarr_source(location: Any, *, storage_options: dict[str, Any] | None = None)
     return ApiSource(ApiDataset(location, "r", storage_options=storage_options), owned=True)
 
 
+class PaddedBlocks(Protocol):
+    """The values of a variable too large to hold whole (what parsing a CDL text gives of
+    one): a numpy array per block, and whether all values from a block's first one on (in C
+    order) are fill values."""
+
+    def __getitem__(self, selection: tuple[slice, ...] | EllipsisType) -> np.ndarray: ...
+
+    def fill_from(self, selection: tuple[slice, ...]) -> bool: ...
+
+
 @dataclass
 class ArraysSource:
-    """A tree and the whole raw values of each variable held in memory (what parsing a CDL
-    text gives), as a DatasetSource."""
+    """A tree and the raw values of each variable in memory (what parsing a CDL text
+    gives), as a DatasetSource."""
 
     dataset: Dataset
     storage: dict[str, VariableStorage]
-    data: dict[str, np.ndarray]
+    data: dict[str, np.ndarray | PaddedBlocks]
     data_model: str
 
     def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
         values = self.data[variable.fqn]
         return values[selection] if selection else values[...]  # [()] would unwrap a scalar
+
+    def fill_from(self, variable: Variable, selection: tuple[slice, ...]) -> bool:
+        """Whether all values from the block's first one on, in C order, are fill values
+        (a new dataset need not be written there)."""
+        values = self.data[variable.fqn]
+        return not isinstance(values, np.ndarray) and values.fill_from(selection)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -4,7 +4,8 @@ The grammar is ``grammar/cdl.lark``, run by :class:`~nczarr.syntax.lalr.LalrPars
 parse gives a list of declarations per group, and :class:`_Builder` then walks them in text
 order, as ncgen does (no forward references): it builds the tree, types untyped attributes,
 turns the special attributes into :class:`~nczarr.formats.VariableStorage`, and converts
-each variable's data list into a numpy array of its full shape (:mod:`nczarr.syntax.cdlvalues`).
+each variable's data list into a numpy array of its full shape (:mod:`nczarr.syntax.cdlvalues`;
+a variable too large to hold whole keeps its data and fill: :class:`PaddedValues`).
 Every problem is a :class:`CdlError` with the file, line, column and the offending text.
 """
 
@@ -26,7 +27,6 @@ from nczarr.model import (
     CompoundType,
     DataModel,
     Dataset,
-    resolve_type,
     Dimension,
     Group,
     UserType,
@@ -36,6 +36,7 @@ from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
 from nczarr.syntax.cdlvalues import (
     CdlError,
     Const,
+    PaddedValues,
     type_code,
     Values,
     constant,
@@ -45,6 +46,8 @@ from nczarr.syntax.cdlvalues import (
 )
 from nczarr.syntax.errors import ParseError
 from nczarr.syntax.lalr import LalrParser, Lines, Token
+from nczarr.syntax.limits import TypeShape
+from nczarr.zarr.metadata import MAX_DIMENSIONS
 
 __all__ = ["CdlDataset", "CdlError", "normalize_kind", "parse_cdl"]
 
@@ -64,6 +67,8 @@ _VARIABLE_SPECIALS = (
     "_Codecs",
 )
 _TRUE = {"true": True, "1": True, "false": False, "0": False}
+#: The bytes of values held as whole arrays in a CdlDataset; beyond, PaddedValues.
+EAGER_BYTES = 64 << 20
 # The HDF5 filters of _Filter (ids or names) that have a Zarr codec, and those that are
 # flags of VariableStorage; any other has no codec.
 _FILTER_CODECS = {
@@ -105,9 +110,11 @@ class CdlDataset:
     """What a CDL text describes: the tree, each variable's data and storage, the kind asked."""
 
     dataset: Dataset
-    data: dict[str, np.ndarray] = field(default_factory=dict)
+    data: dict[str, np.ndarray | PaddedValues] = field(default_factory=dict)
     storage: dict[str, VariableStorage] = field(default_factory=dict)
     kind: str | None = None
+    #: The FQNs of the variables the text gives data for (the others hold fill values only).
+    given: frozenset[str] = frozenset()
 
 
 def normalize_kind(kind: str) -> str:
@@ -126,6 +133,7 @@ def parse_cdl(text: str, filename: str = "<cdl>", *, kind: str | None = None) ->
     """
     try:
         asked = None if kind is None else normalize_kind(kind)
+        _refuse_lone_surrogates(text)
         name, body = _blank_header(text)
         body, runs = _pack_runs(body)
         statements = _parser().parse(body)
@@ -135,22 +143,16 @@ def parse_cdl(text: str, filename: str = "<cdl>", *, kind: str | None = None) ->
         raise
 
 
-def _type_depth(user_type: UserType) -> int:
-    """How deep a type's references to other user types go: ncgen defines the types that
-    refer to none first, then those that refer to those, and so on (in text order within
-    each depth), and ncdump lists them in that order."""
-    refs: list[Any] = []
-    if isinstance(user_type, CompoundType):
-        refs = [f.type for f in user_type.fields]
-    elif hasattr(user_type, "base"):
-        refs = [user_type.base]  # type: ignore[attr-defined]
-    depth = 0
-    for ref in refs:
-        if not isinstance(ref, AtomicType):
-            found = resolve_type(user_type.group, ref)  # type: ignore[arg-type]
-            if found is not None:
-                depth = max(depth, 1 + _type_depth(found))
-    return depth
+# Surrogates stand for undecodable bytes (U+DC80..U+DCFF, "surrogateescape"); others
+# cannot be bytes of a file.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _refuse_lone_surrogates(text: str) -> None:
+    found = _LONE_SURROGATE.search(text)
+    if found is not None:
+        line, column = Lines(text).position(found.start())
+        raise CdlError(f"character U+{ord(found.group()):04X} is not text (a lone surrogate)", line, column)
 
 
 def _blank_header(text: str) -> tuple[str, str]:
@@ -346,6 +348,14 @@ class _Builder:
         # By variable id: its dimensions, its name token, its storage settings.
         self.info: dict[int, dict[str, Any]] = {}
         self.pending: dict[int, tuple[Variable, Group, list[Any], Token]] = {}
+        # The user types by FQN, and how each is built, by id.
+        self.types: dict[str, UserType] = {}
+        # What whole arrays of values may still take; larger variables stay PaddedValues.
+        self.eager_bytes = EAGER_BYTES
+        self.shapes: dict[int, TypeShape] = {}
+        # By type id: numpy dtypes and fill values, built once (compounds share field types).
+        self.dtypes: dict[int, np.dtype] = {}
+        self.fills: dict[int, np.ndarray] = {}
 
     # -- errors and netCDF-4 constructs ---------------------------------------------------
 
@@ -381,11 +391,12 @@ class _Builder:
             self.root.data_model = DataModel.CLASSIC
             self.check_unlimited()
         data = self.fill_data()
+        # ncgen defines the types that refer to no other user type first, then those that
+        # refer to those, and so on (in text order within each depth); ncdump lists them so
         for group in self.root.walk():
-            # depths first: while a list sorts it is empty, and the types resolve through it
-            depth = {id(t): _type_depth(t) for t in group.types}
-            group.types.sort(key=lambda t: depth[id(t)])
-        return CdlDataset(self.root, data, self.storage, kind)
+            group.types.sort(key=lambda t: self.shapes[id(t)].depth)
+        given = frozenset(variable.fqn for variable, *_ in self.pending.values())
+        return CdlDataset(self.root, data, self.storage, kind, given)
 
     def walk(self, group: Group, statements: list[Any]) -> None:
         for statement in statements:
@@ -417,17 +428,22 @@ class _Builder:
             if text in values:
                 raise self.error(f"duplicate enum member {text!r}", member)
             values[text] = typed_attribute(base, [constant(number)], self.error)[0]
-        group.add_enum(name_of(name), base, values)
+        self.add_type(group.add_enum(name_of(name), base, values), TypeShape.enum(base))
 
     def do_opaque(self, group: Group, size: Token, name: Token) -> None:
         self.enhanced_use("an opaque type", name)
         self.unique(group, name)
-        group.add_opaque(name_of(name), self.positive(size))
+        shape = TypeShape.opaque(self.positive(size))
+        self.check_shape(shape, name)
+        self.add_type(group.add_opaque(name_of(name), shape.size), shape)
 
     def do_vlen(self, group: Group, base: Any, name: Token) -> None:
         self.enhanced_use("a vlen type", name)
         self.unique(group, name)
-        group.add_vlen(name_of(name), self.type_ref(group, base, name))
+        base_ref = self.type_ref(group, base, name)
+        shape = TypeShape.vlen(self.shape_of(base_ref))
+        self.check_shape(shape, name)
+        self.add_type(group.add_vlen(name_of(name), base_ref), shape)
 
     def do_compound(self, group: Group, name: Token, fields: list[Any]) -> None:
         self.enhanced_use("a compound type", name)
@@ -440,7 +456,25 @@ class _Builder:
                 if any(f.name == text for f in compound.fields):
                     raise self.error(f"duplicate field {text!r}", field_name)
                 compound.add_field(text, ref, [self.positive(size) for size in sizes])
-        group.add(compound)
+        shape = TypeShape.compound([(self.shape_of(f.type), f.shape) for f in compound.fields])
+        self.check_shape(shape, name)
+        self.add_type(group.add(compound), shape)
+
+    def add_type(self, user_type: UserType, shape: TypeShape) -> None:
+        self.types[user_type.fqn] = user_type
+        self.shapes[id(user_type)] = shape
+
+    def shape_of(self, ref: AtomicType | str) -> TypeShape:
+        """How a type is built."""
+        if isinstance(ref, AtomicType):
+            return TypeShape.atomic(ref)
+        return self.shapes[id(self.types[ref])]
+
+    def check_shape(self, shape: TypeShape, name: Token) -> None:
+        """Refuse a type whose values would be absurdly large or deep (see limits)."""
+        problem = shape.problem(name.text)
+        if problem is not None:
+            raise self.error(problem, name)
 
     def positive(self, token: Token) -> int:
         value = constant(token)
@@ -490,9 +524,7 @@ class _Builder:
 
     def user_type(self, group: Group, fqn: str) -> UserType:
         """The user type a tree's type reference (an FQN) names."""
-        found = resolve_type(group, fqn)
-        assert found is not None, fqn
-        return found
+        return self.types[fqn]
 
     # -- dimensions and variables ----------------------------------------------------------
 
@@ -527,6 +559,8 @@ class _Builder:
         ref = self.type_ref(group, type_token, specs[0][0])
         for name, dims in specs:
             self.unique(group, name)
+            if len(dims) > MAX_DIMENSIONS:
+                raise self.error(f"{len(dims)} dimensions, more than the {MAX_DIMENSIONS} numpy allows", name)
             found = [self.find_dimension(group, dim) for dim in dims]
             refs = [_dimension_ref(group, d) for d in found]
             variable = group.add_variable(name_of(name), ref, refs)
@@ -650,6 +684,11 @@ class _Builder:
                     f"({len(variable.dimensions)})",
                     token,
                 )
+            for size, dim in zip(sizes, info["dims"]):
+                if not dim.unlimited and size > dim.size:  # netcdf-c: "Bad chunk sizes"
+                    raise self.error(
+                        f"_ChunkSizes: chunk size {size} is larger than dimension {dim.name!r} ({dim.size})", token
+                    )
             settings["chunks"] = sizes
         elif name == "_DeflateLevel":
             level = self.special_int(token, values)
@@ -737,7 +776,7 @@ class _Builder:
         """The dimensions of a variable of the tree being built."""
         return self.info[id(variable)]["dims"]  # type: ignore[no-any-return]
 
-    def fill_data(self) -> dict[str, np.ndarray]:
+    def fill_data(self) -> dict[str, np.ndarray | PaddedValues]:
         """Size the unlimited dimensions from the data, then build every variable's array."""
         plans = {}
         for group in self.root.walk():
@@ -747,7 +786,7 @@ class _Builder:
                 converter = Values(self, group)
                 plan = converter.plan(variable, info["dims"], pending)
                 plans[id(variable)] = (variable, group, plan, converter)
-        data: dict[str, np.ndarray] = {}
+        data: dict[str, np.ndarray | PaddedValues] = {}
         for variable, group, plan, converter in plans.values():
             info = self.info[id(variable)]
             shape = tuple(d.size for d in info["dims"])

@@ -1,6 +1,7 @@
 """CDL constants and values as ncgen reads them: numbers with their inferred types, strings and
 characters with ncgen's escapes, the types of untyped attributes, and each variable's data
-list turned into a numpy array of its full shape."""
+list turned into a numpy array of its full shape (or, for a large variable, its data and fill
+value: :class:`PaddedValues`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +29,7 @@ from nczarr.model import (
 )
 from nczarr.syntax.errors import ParseError
 from nczarr.syntax.lalr import Token
+from nczarr.syntax.limits import MAX_CHAR_DATA
 
 if TYPE_CHECKING:
     from nczarr.syntax.cdl import _Builder
@@ -345,14 +348,17 @@ class Values:
         if isinstance(type, EnumType):
             return self.dtype(type.base)  # type: ignore[arg-type]
         if isinstance(type, CompoundType):
-            return np.dtype(
-                [
-                    (f.name, self.dtype(self.resolve(f.type)), f.shape) if f.shape
-                    else (f.name, self.dtype(self.resolve(f.type)))
-                    for f in type.fields
-                ],
-                align=True,
-            )
+            found = self.builder.dtypes.get(id(type))
+            if found is None:
+                found = self.builder.dtypes[id(type)] = np.dtype(
+                    [
+                        (f.name, self.dtype(self.resolve(f.type)), f.shape) if f.shape
+                        else (f.name, self.dtype(self.resolve(f.type)))
+                        for f in type.fields
+                    ],
+                    align=True,
+                )
+            return found
         if isinstance(type, OpaqueType):
             return np.dtype(f"V{type.size}")
         return np.dtype(object)
@@ -369,10 +375,12 @@ class Values:
             base = self.resolve(type.base)
             return np.array([self.default_fill(base)], self.dtype(base))
         assert isinstance(type, CompoundType)
-        fill = np.zeros((), self.dtype(type))
-        for f in type.fields:
-            fill[f.name] = self.default_fill(self.resolve(f.type))
-        return fill[()]
+        fill = self.builder.fills.get(id(type))
+        if fill is None:
+            fill = self.builder.fills[id(type)] = np.zeros((), self.dtype(type))
+            for f in type.fields:
+                fill[f.name] = self.default_fill(self.resolve(f.type))
+        return fill.copy()[()]
 
     def fill_of(self, variable: Variable, type: AtomicType | UserType) -> Any:
         attribute = variable.find_attribute("_FillValue")
@@ -527,8 +535,14 @@ class Values:
             flat = items if _is_flat(items) else _flatten(items, type)
         if type is AtomicType.CHAR:
             consts = [constant(item, self.error) for item in flat]
-            shape = [d.size for d in dims]
-            count = len(_char_segments(consts, shape[-1] if len(shape) > 1 else 0))
+            row = dims[-1].size if len(dims) > 1 else 0
+            count = _padded_size(_char_pieces(consts), row)
+            if count > MAX_CHAR_DATA:
+                raise self.error(
+                    f"the char data of {variable.name!r} take {count} bytes once each string is padded "
+                    f"to its row of {row}, more than the {MAX_CHAR_DATA} allowed",
+                    ref,
+                )
             flat = consts
         else:
             count = len(flat)
@@ -576,19 +590,116 @@ class Values:
         for index, child in enumerate(tree[: out.shape[0]]):
             self.place(type, out[index], child, fill)
 
-    def build(self, variable: Variable, shape: tuple[int, ...], plan: Any) -> np.ndarray:
-        """The variable's full array: its data, then fill values."""
+    def build(self, variable: Variable, shape: tuple[int, ...], plan: Any) -> np.ndarray | PaddedValues:
+        """The variable's values: its data, then fill values; an array when the builder's
+        budget for whole arrays allows, else the data and the fill (nothing of a huge
+        variable with little or no data is allocated)."""
         type = self.resolve(variable.type)
         fill = self.fill_of(variable, type)
         size = math.prod(shape)
         items = [] if plan is None else plan[0]
         if type is AtomicType.CHAR:
-            return char_array(items, shape, fill)
-        if len(shape) > 1 and any(d.unlimited for d in self.builder.dimensions_of(variable)[1:]):
+            row = shape[-1] if len(shape) > 1 else 0
+            text = _char_segments([constant(c) for c in items], row, fill)[:size]
+            values = PaddedValues(np.frombuffer(text, dtype="S1"), fill, shape, np.dtype("S1"))
+        elif len(shape) > 1 and any(d.unlimited for d in self.builder.dimensions_of(variable)[1:]):
+            dtype = np.dtype(object) if isinstance(type, OpaqueType) else self.dtype(type)
+            if size * _itemsize(dtype) > self.builder.eager_bytes:
+                raise self.error(
+                    f"{variable.name!r} is too large to build in memory ({size} values) with an unlimited "
+                    "dimension that is not the first",
+                    self.builder.info[id(variable)]["name"],
+                )
             out = self.flat_array(type, [], size, fill).reshape(shape)
             self.place(type, out, items, fill)
+            self.builder.eager_bytes -= size * _itemsize(dtype)
             return out
-        return self.flat_array(type, items, size, fill).reshape(shape)
+        else:
+            given = self.flat_array(type, items, min(len(items), size), fill)
+            values = PaddedValues(given, fill, shape, given.dtype)
+        nbytes = size * _itemsize(values.dtype)
+        if nbytes > self.builder.eager_bytes:
+            return values
+        self.builder.eager_bytes -= nbytes
+        return values[...]
+
+
+def _itemsize(dtype: np.dtype) -> int:
+    """Bytes per value, counting an object's reference only."""
+    return max(1, dtype.itemsize)
+
+
+class PaddedValues:
+    """The values of a variable as CDL gives them without holding them all: the first
+    values in C order (``given``, 1-D), then ``fill`` up to ``shape``. Indexing with slices
+    of step 1 (or ``...``) gives a numpy array of just that block."""
+
+    def __init__(self, given: np.ndarray, fill: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.given = given
+        self.fill = fill
+        self.shape = shape
+        self.dtype = dtype
+
+    def __getitem__(self, selection: tuple[slice, ...] | slice | EllipsisType) -> np.ndarray:
+        if selection is Ellipsis:
+            selection = ()
+        if not isinstance(selection, tuple):
+            selection = (selection,)
+        bounds = [s.indices(n)[:2] for s, n in zip(selection, self.shape)]
+        bounds += [(0, n) for n in self.shape[len(bounds) :]]
+        starts = [start for start, _ in bounds]
+        block = tuple(max(0, stop - start) for start, stop in bounds)
+        out = np.empty(block, self.dtype)
+        flat = out.reshape(-1)
+        if self.dtype.kind == "O":  # one fill per element (a vlen's fill is an array)
+            for index in range(flat.size):
+                flat[index] = self.fill
+        else:
+            flat[...] = self.fill
+        count = self._given_in(block, starts)
+        if count and not block:  # a scalar
+            flat[0] = self.given[0]
+        elif count:
+            where = np.unravel_index(np.arange(count), block)
+            strides = _c_strides(self.shape)
+            offsets = sum((axis + start) * stride for axis, start, stride in zip(where, starts, strides))
+            flat[:count] = self.given[np.asarray(offsets, dtype=np.int64)]
+        return out
+
+    def fill_from(self, selection: tuple[slice, ...]) -> bool:
+        """Whether all values from the block's first one on, in C order, are fill values."""
+        first = sum(s.indices(n)[0] * stride for s, n, stride in zip(selection, self.shape, _c_strides(self.shape)))
+        return first >= len(self.given)
+
+    def _given_in(self, block: tuple[int, ...], starts: list[int]) -> int:
+        """How many values of the block, in C order, come from ``given``: the flat index in
+        the whole shape grows along the block, so those are the first ones (found by
+        bisection)."""
+        strides = _c_strides(self.shape)
+
+        def offset(position: int) -> int:
+            total = 0
+            for size, start, stride in zip(reversed(block), reversed(starts), reversed(strides)):
+                position, index = divmod(position, size)
+                total += (index + start) * stride
+            return total
+
+        low, high = 0, math.prod(block)
+        while low < high:
+            middle = (low + high) // 2
+            if offset(middle) < len(self.given):
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+
+def _c_strides(shape: tuple[int, ...]) -> list[int]:
+    """Elements between neighbours along each axis of a C-ordered array."""
+    strides = [1] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    return strides
 
 
 def _size_unlimited(dims: list[Dimension], level: int, tree: list[Any]) -> None:
@@ -635,9 +746,8 @@ def _flatten(items: list[Any], type: AtomicType | UserType) -> list[Any]:
     return out
 
 
-def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> bytes:
-    """Char data as ncgen lays it out: runs of characters merged into strings; with a row
-    length (rank >= 2), each string padded with ``fill`` to a multiple of it."""
+def _char_pieces(consts: list[Const], fill: bytes = b"\x00") -> list[bytes]:
+    """Char data as ncgen reads it: runs of characters merged into strings."""
     pieces: list[bytes] = []
     run: list[int] = []
     for c in consts:
@@ -653,6 +763,20 @@ def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> byte
             pieces.append(fill)
     if run:
         pieces.append(bytes(run))
+    return pieces
+
+
+def _padded_size(pieces: list[bytes], row: int) -> int:
+    """The bytes of char data once each string is padded to a multiple of the row length."""
+    if not row:
+        return sum(map(len, pieces))
+    return sum(max(1, -(-len(p) // row)) * row for p in pieces)
+
+
+def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> bytes:
+    """Char data as ncgen lays it out: runs of characters merged into strings; with a row
+    length (rank >= 2), each string padded with ``fill`` to a multiple of it."""
+    pieces = _char_pieces(consts, fill)
     if not row:
         return b"".join(pieces)
     return b"".join(p.ljust(max(1, -(-len(p) // row)) * row, fill) for p in pieces)

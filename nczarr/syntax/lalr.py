@@ -20,6 +20,10 @@ and its own reducers, several times faster than Lark's own loop for this kind of
   the grammar allows there when states share look-aheads. Punctuation is every other
   string literal of the grammar.
 
+Brackets (``{``, ``[``, ``(``) may nest at most ``MAX_NESTING`` deep: what is built from
+deeper text (nested groups, lists, values) could not be walked without running out of
+stack, so the parser refuses it at the bracket that goes too deep.
+
 Reducers get the values of the kept symbols: :class:`Token` tuples for terminals with a
 value, plain strings for keywords kept by ``!rule``. Errors are :class:`ParseError` with
 line, column, the offending text and, in words, what the parser would really accept there.
@@ -39,8 +43,11 @@ from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
 from nczarr.syntax.errors import ParseError
+from nczarr.syntax.limits import MAX_NESTING
 
 END = "$END"
+_OPENING = frozenset("{[(")
+_CLOSING = frozenset("}])")
 # Groups of the token regular expression besides punctuation ("_") and terminals.
 END_GROUP = "END_OF_TEXT"
 STRAY_GROUP = "STRAY_CHARACTER"
@@ -181,6 +188,7 @@ class LalrParser:
         push_value = values.append
         state = self._start
         state_actions = actions[state]
+        depth = 0
         for found in self._token.finditer(text):
             kind = found.lastgroup
             item = value = found.group(kind)
@@ -195,6 +203,13 @@ class LalrParser:
                     item = make(Token, (term, value, found.start(kind), lines))
             elif kind == "_":
                 term = punctuation[value]
+                if value in _OPENING:
+                    depth += 1
+                    if depth > MAX_NESTING:
+                        where = lines.position(found.start(kind))
+                        raise ParseError(f"nested deeper than {MAX_NESTING} levels", *where, value)
+                elif value in _CLOSING:
+                    depth -= 1
             elif kind == END_GROUP:
                 term = END
             elif kind == STRAY_GROUP:

@@ -14,7 +14,6 @@ import numbers
 import re
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 from nczarr import grammar_path
@@ -33,6 +32,7 @@ from nczarr.model import (
     ModelError,
     Node,
     OpaqueType,
+    Resolver,
     TypeRef,
     UserType,
     Variable,
@@ -42,7 +42,9 @@ from nczarr.model import (
     unescape_name,
 )
 from nczarr.syntax.errors import ParseError
+from nczarr.store import read_regular_file
 from nczarr.syntax.lalr import LalrParser, Token
+from nczarr.syntax.limits import TypeShape
 
 __all__ = ["dump", "parse", "parse_file"]
 
@@ -67,17 +69,77 @@ _TERMINAL_WORDS = {
 
 
 def parse(text: str, filename: str | None = None) -> Dataset:
-    """The tree that model text describes; raises :class:`ParseError` on bad syntax."""
+    """The tree that model text describes; raises :class:`ParseError` on bad syntax, and
+    on user types too deep or too large to build (see :mod:`nczarr.syntax.limits`)."""
     try:
-        return _parser().parse(text)  # type: ignore[no-any-return]
+        dataset: Dataset = _parser().parse(text)
+        _check_types(dataset)
+        return dataset
     except ParseError as exc:
         exc.filename = filename
         raise
 
 
+def _check_types(dataset: Dataset) -> None:
+    """Refuse a user type that nests other user types too deep, or whose values would be
+    too large (see :mod:`nczarr.syntax.limits`); unresolved references and cycles are left
+    to the checks, which report them."""
+    resolver = Resolver()
+    shapes: dict[int, TypeShape] = {}
+    for group in dataset.walk():
+        for root in group.types:
+            # depth first without recursion: a type's shape once all it refers to have one
+            stack = [root]
+            visiting = {id(root)}
+            while stack:
+                tp = stack[-1]
+                parts = _type_parts(tp, resolver)
+                todo = [
+                    t for t, _ in parts
+                    if not isinstance(t, AtomicType) and id(t) not in shapes and id(t) not in visiting
+                ]
+                if todo:
+                    stack.extend(todo)
+                    visiting.update(id(t) for t in todo)
+                    continue
+                stack.pop()
+                shape = _shape(tp, [(_known(t, shapes), dims) for t, dims in parts])
+                problem = shape.problem(tp.name)
+                if problem is not None:
+                    raise ParseError(problem, *(tp.position or (1, 1)), tp.name)
+                shapes[id(tp)] = shape
+
+
+def _type_parts(tp: UserType, resolver: Resolver) -> list[tuple[AtomicType | UserType, tuple[int, ...]]]:
+    """The types a type is made of (fields, or a vlen's or enum's base) that resolve, each
+    with its array shape."""
+    refs = [(f.type, f.shape) for f in tp.fields] if isinstance(tp, CompoundType) else [(getattr(tp, "base", None), ())]
+    parts: list[tuple[AtomicType | UserType, tuple[int, ...]]] = []
+    for ref, dims in refs:
+        found = ref if isinstance(ref, AtomicType) else resolver.type(tp.group, ref) if isinstance(ref, str) and tp.group else None
+        if found is not None:
+            parts.append((found, tuple(dims)))
+    return parts
+
+
+def _known(tp: AtomicType | UserType, shapes: dict[int, TypeShape]) -> TypeShape:
+    """The shape of a type (one in a cycle, not known yet, counts as a plain value)."""
+    return TypeShape.atomic(tp) if isinstance(tp, AtomicType) else shapes.get(id(tp), TypeShape.opaque(1))
+
+
+def _shape(tp: UserType, parts: list[tuple[TypeShape, tuple[int, ...]]]) -> TypeShape:
+    if isinstance(tp, CompoundType):
+        return TypeShape.compound(parts)
+    if isinstance(tp, VlenType):
+        return TypeShape.vlen(parts[0][0] if parts else TypeShape.opaque(1))
+    if isinstance(tp, OpaqueType):
+        return TypeShape.opaque(tp.size)
+    return TypeShape.opaque(parts[0][0].size if parts else 1)  # an enum: its base's size
+
+
 def parse_file(path: str | PathLike[str]) -> Dataset:
     """The tree a model-text file (UTF-8) describes."""
-    return parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    return parse(read_regular_file(path).decode("utf-8"), filename=str(path))
 
 
 def dump(dataset: Dataset) -> str:

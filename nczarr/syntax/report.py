@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from os import PathLike
-from pathlib import Path
 from typing import TextIO
 
 from nczarr.model import Problem, validate
+from nczarr.errors import StoreError
+from nczarr.store import read_regular_file
 from nczarr.syntax.errors import ParseError
 from nczarr.syntax.modeltext import parse
 
@@ -22,7 +23,9 @@ def format_problem(problem: Problem, filename: str | None = None) -> str:
 def validate_file(path: str | PathLike[str]) -> list[Problem]:
     """Every problem of a model-text file; a syntax error or an unreadable file is one."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
+    except StoreError as exc:  # it names the file and why
+        return [Problem("error", "", str(exc))]
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem("error", "", f"cannot read the file: {exc}")]
     try:

@@ -68,7 +68,7 @@ def test_an_unreadable_file_is_a_problem(tmp_path: Path) -> None:
     missing = tmp_path / "missing.nczm"
     status, output = run(missing)
     assert status == 1
-    assert output.startswith(f"{missing}: error: cannot read the file: [Errno 2]")
+    assert output.startswith(f"{missing}: error: cannot read {str(missing)!r}: No such file or directory")
     assert output.endswith(f"{missing}: invalid: 1 error, 0 warnings\n")
     binary = tmp_path / "binary.nczm"
     binary.write_bytes(b"\xff\xfe")
