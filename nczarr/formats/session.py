@@ -478,9 +478,10 @@ class _RecordingStore(Store):
             self._record([key], {} if value is None else {key: value})
         return value
 
-    def _get_many(self, keys: list[str]) -> dict[str, bytes]:
-        found = self._store._get_many(keys)
-        self._record(keys, found)
+    def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
+        found = self._store._get_many(keys, byte_range)
+        if byte_range is None:
+            self._record(keys, found)
         return found
 
     def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:

@@ -109,10 +109,11 @@ class Store(ABC):
         be exactly its size (StoreError otherwise); False when ``key`` is absent."""
         return self._get_into(validate_key(key), memoryview(buffer).cast("B"))
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        """The values of those ``keys`` that exist; absent keys are left out."""
+    def get_many(self, keys: Iterable[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
+        """The values (or the same byte range of each) of those ``keys`` that exist; absent
+        keys are left out. A range lets a reader bound what a hostile value costs it."""
         keys = [validate_key(k) for k in keys]
-        return self._get_many(keys)
+        return self._get_many(keys, validate_range(byte_range))
 
     def exists(self, key: str) -> bool:
         return self._exists(validate_key(key))
@@ -236,12 +237,12 @@ class Store(ABC):
             (prefixes if sep else keys).add(head)
         return sorted(keys), sorted(prefixes)
 
-    def _get_many(self, keys: list[str]) -> dict[str, bytes]:
+    def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         if self.prefers_concurrency and len(keys) > 1:
             with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
-                values = list(pool.map(lambda k: self._get(k, None), keys))
+                values = list(pool.map(lambda k: self._get(k, byte_range), keys))
         else:
-            values = [self._get(k, None) for k in keys]
+            values = [self._get(k, byte_range) for k in keys]
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:

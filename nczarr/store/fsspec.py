@@ -94,13 +94,20 @@ class FsspecStore(Store):
         except _ABSENT:
             return None
 
-    def _get_many(self, keys: list[str]) -> dict[str, bytes]:
-        if _any_glob(keys):
-            return super()._get_many(keys)
+    def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
+        if _any_glob(keys) or (byte_range is not None and (byte_range[0] < 0 or byte_range[1] == 0)):
+            return super()._get_many(keys, byte_range)
         paths = {self.fs._strip_protocol(self._path(key)): key for key in keys}
         # on_error="return" rather than "omit": only a missing key may be left out; any
         # other failure (permissions, network) must not pass for a missing chunk.
-        results = self.fs.cat(list(paths), on_error="return") if paths else {}
+        results: dict[str, object] = {}
+        if paths and byte_range is None:
+            results = self.fs.cat(list(paths), on_error="return")
+        elif paths:
+            offset, length = byte_range
+            end = None if length is None else offset + length
+            ranges = self.fs.cat_ranges(list(paths), [offset] * len(paths), [end] * len(paths), on_error="return")
+            results = dict(zip(paths, ranges))
         values: dict[str, bytes] = {}
         for path, value in results.items():
             key = paths[path]

@@ -527,11 +527,21 @@ class Array(Node):
     def _read_stored(self, key: str) -> bytes | None:
         """The stored bytes of a chunk (None when absent), reading no more than a chunk can
         encode to: a bigger value is corrupt and is refused without being read whole."""
-        limit = self._pipeline.max_encoded_size
         try:
-            data = self.store.get(key, (0, limit + 1))
+            data = self.store.get(key, self._stored_range)
         except KeyError:
             return None
+        return self._checked_stored(key, data)
+
+    @property
+    def _stored_range(self) -> tuple[int, int]:
+        """The byte range to read of a stored chunk: one byte more than any chunk of the
+        array encodes to, so that a bigger (corrupt or hostile) value shows without being
+        read whole."""
+        return 0, self._pipeline.max_encoded_size + 1
+
+    def _checked_stored(self, key: str, data: bytes) -> bytes:
+        limit = self._pipeline.max_encoded_size
         if len(data) > limit:
             raise CodecError(
                 f"chunk {key!r} of array {self.path or '/'!r}: the stored value has more than "
@@ -574,7 +584,8 @@ class Array(Node):
         if self.store.prefers_concurrency:
             for i in range(0, len(pending), BATCH_SIZE):
                 batch = pending[i : i + BATCH_SIZE]
-                found = self.store.get_many([k for k, _ in batch])
+                found = self.store.get_many([k for k, _ in batch], self._stored_range)
+                found = {k: self._checked_stored(k, v) for k, v in found.items()}
                 _run([lambda k=k, p=p: self._place(view, p, self._decode(k, found.get(k))) for k, p in batch])
             return
         # A small read inside one chunk is often followed by another: keep that chunk.

@@ -464,6 +464,38 @@ def test_a_stored_value_larger_than_any_chunk_is_refused_unread() -> None:
         array[:]
 
 
+def test_a_remote_store_fetches_no_more_of_a_stored_value_than_a_chunk_can_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Remote stores read chunks in batches; a hostile 10 MB value as the chunk of a 10x10
+    array must not be downloaded whole before it is refused."""
+    import fsspec
+
+    from nczarr.store import FsspecStore
+
+    url = f"memory://bombs-{os.getpid()}"
+    array = create_array(FsspecStore(url), zarr_format=2, shape=(10, 30), chunks=(10, 10),
+                         dtype="f8", compressor={"id": "zlib", "level": 1})
+    array[:] = 1.0
+    array.store.set("0.1", bytes(10 * 2**20))
+    fetched: list[int] = []
+    filesystem = type(fsspec.filesystem("memory"))
+    cat_ranges = filesystem.cat_ranges
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        values = cat_ranges(self, *args, **kwargs)
+        fetched.extend(len(v) for v in values if isinstance(v, bytes))
+        return values
+
+    monkeypatch.setattr(filesystem, "cat_ranges", counting)
+    try:
+        with pytest.raises(CodecError, match=r"chunk '0.1'.*more than \d+ bytes"):
+            open_array(FsspecStore(url))[:]
+        assert fetched and max(fetched) < 2**20
+    finally:
+        fsspec.filesystem("memory").rm(url, recursive=True)
+
+
 def test_vlen_chunks_are_bounded_and_too_big_ones_are_not_written() -> None:
     spec = ChunkSpec((2,), np.dtype(object), "")
     pipeline = pipeline_from_v3([{"name": "vlen-utf8"}], spec)
