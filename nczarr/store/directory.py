@@ -102,7 +102,7 @@ class DirectoryStore(Store):
 
     def _verify_directory(self, directory: str, key: str) -> None:
         parent, _, _ = directory.rpartition("/")
-        if parent and parent in self._verified:
+        if not parent or parent in self._verified:  # "" is the real root itself
             # the usual case, a new folder below a checked one: one lstat tells whether it
             # is a link (a path through which realpath must be checked) or not
             try:
