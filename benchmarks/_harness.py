@@ -31,6 +31,7 @@ import argparse
 import ctypes
 import ctypes.util
 import datetime as _dt
+import functools
 import gc
 import json
 import mmap
@@ -143,7 +144,8 @@ def check_drop_cache(directory: str, nbytes: int = 16 * 2**20) -> str:
     if before is None or after is None:
         return "page cache: cannot check residency here (no mincore)"
     verdict = "ok" if after[0] == 0 else "NOT fully evicted"
-    return f"page cache: probe {before[0] / 2**20:.0f} MiB resident after writing, {after[0] / 2**20:.1f} MiB after drop_cache ({verdict})"
+    written, dropped = before[0] / 2**20, after[0] / 2**20
+    return f"page cache: probe {written:.0f} MiB resident after writing, {dropped:.1f} MiB after drop_cache ({verdict})"
 
 
 def remove(path: str | os.PathLike[str]) -> None:
@@ -301,7 +303,7 @@ def run_workload(
                 if sync:
                     os.sync()
                 gc.collect()
-                sample, value = measure(lambda: case.run(state))
+                sample, value = measure(functools.partial(case.run, state))
                 if case.check is not None and case.peer not in checked:
                     case.check(state, value)
                     checked.add(case.peer)
@@ -340,7 +342,9 @@ def run_workloads(
     return done
 
 
-def select(workloads: Iterable[Workload], only: Sequence[str] | None = None, peers: Sequence[str] | None = None) -> list[Workload]:
+def select(
+    workloads: Iterable[Workload], only: Sequence[str] | None = None, peers: Sequence[str] | None = None
+) -> list[Workload]:
     """The workloads whose name contains one of ``only`` (all when empty), keeping the cases
     whose peer contains one of ``peers`` (and the nczarr references they are compared with)."""
     chosen = []
@@ -385,7 +389,9 @@ def format_table(results: Iterable[WorkloadResult]) -> str:
     """Per workload: each peer's median wall time (and range), median CPU time, cpu/wall,
     the ratio to its reference (> 1: nczarr faster) and a throughput."""
     lines = []
-    header = f"  {'peer':<24} {'wall s':>7} {'(min-max)':>14} {'cpu s':>7} {'cpu/wall':>8} {'ratio':>6}  {'vs':<10} {'throughput':>16}"
+    header = (
+        f"  {'peer':<24} {'wall s':>7} {'(min-max)':>14} {'cpu s':>7} {'cpu/wall':>8} {'ratio':>6}  {'vs':<10} {'throughput':>16}"
+    )
     for r in results:
         lines.append(f"{r.workload.title}  [{r.workload.name}]")
         lines.append(header)
@@ -423,7 +429,9 @@ def format_markdown(results: Iterable[WorkloadResult], peers: Sequence[str]) -> 
     return "\n".join(out)
 
 
-def slower_cases(results: Iterable[WorkloadResult], peers: Sequence[str] | None = None, threshold: float = 1.0) -> list[tuple[str, str, str, float]]:
+def slower_cases(
+    results: Iterable[WorkloadResult], peers: Sequence[str] | None = None, threshold: float = 1.0
+) -> list[tuple[str, str, str, float]]:
     """(workload, peer, reference, ratio) where the peer beat its nczarr reference
     (ratio below ``threshold``), optionally only for peers containing one of ``peers``."""
     found = []
@@ -458,12 +466,14 @@ def environment(packages: Iterable[str] = ()) -> dict[str, Any]:
     }
 
 
-def write_json(results: Iterable[WorkloadResult], benchmark: str, path: str | None = None, meta: dict[str, Any] | None = None) -> str:
+def write_json(
+    results: Iterable[WorkloadResult], benchmark: str, path: str | None = None, meta: dict[str, Any] | None = None
+) -> str:
     """Write every sample, median and ratio to ``path`` (default:
     ``benchmarks/results/<benchmark>-<UTC time>.json``); returns the file name."""
     if not path or path == "auto":
         os.makedirs(RESULTS_DIR, exist_ok=True)
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         path = os.path.join(RESULTS_DIR, f"{benchmark}-{stamp}.json")
     doc = {"benchmark": benchmark, "meta": meta or {}, "workloads": []}
     for r in results:
@@ -496,7 +506,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", metavar="NAME",
                         help="run the workloads whose name contains NAME (repeatable, or comma-separated)")
     parser.add_argument("--peers", action="append", metavar="NAME",
-                        help="keep the peers whose name contains NAME, plus their nczarr references (repeatable, or comma-separated)")
+                        help="keep the peers whose name contains NAME, plus their nczarr references"
+                        " (repeatable, or comma-separated)")
     parser.add_argument("--json", nargs="?", const="auto", metavar="PATH",
                         help="write the results as JSON (default path: benchmarks/results/<benchmark>-<time>.json)")
     parser.add_argument("--dir", metavar="DIR", help="where to create the scratch stores (default: the temp directory)")

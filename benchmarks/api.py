@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _harness as h  # noqa: E402
-import engine  # noqa: E402
+import _harness as h
+import engine
 
 NCZARR = "nczarr"
 DTYPE = engine.DTYPE

@@ -45,13 +45,13 @@ import zarr
 from zarr.storage import LocalStore, LoggingStore
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _harness as h  # noqa: E402
+import _harness as h
 
-from nczarr.formats import convention, detect  # noqa: E402
-from nczarr.formats.session import Session  # noqa: E402
-from nczarr.model import AtomicType, Dataset  # noqa: E402
-from nczarr.store import DirectoryStore  # noqa: E402
-from nczarr.zarr import create_group, open_group  # noqa: E402
+from nczarr.formats import convention, detect
+from nczarr.formats.session import Session
+from nczarr.model import AtomicType, Dataset
+from nczarr.store import DirectoryStore
+from nczarr.zarr import create_group, open_group
 
 warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _harness as h  # noqa: E402
+import _harness as h
 
 NCZARR, NCZARR_V2 = "nczarr", "nczarr v2"
 VARIABLES = (

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _harness as h  # noqa: E402
+import _harness as h
 
 warnings.filterwarnings("ignore", message="Numcodecs codecs are not in the Zarr version 3 specification")
 
@@ -106,7 +106,7 @@ def chunk_slices(shape: tuple[int, ...], chunks: tuple[int, ...]) -> list[tuple[
     grid = [range(0, n, c) for n, c in zip(shape, chunks)]
     out: list[tuple[slice, ...]] = [()]
     for axis, starts in enumerate(grid):
-        out = [s + (slice(i, min(i + chunks[axis], shape[axis])),) for s in out for i in starts]
+        out = [(*s, slice(i, min(i + chunks[axis], shape[axis]))) for s in out for i in starts]
     return out
 
 

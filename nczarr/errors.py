@@ -6,6 +6,9 @@ PermissionError, ...), the nczarr class derives from that builtin too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 
 class NCZarrError(Exception):
     """Base class of every error nczarr raises on purpose."""
@@ -77,6 +80,68 @@ class SelectionError(NCZarrError, IndexError):
     """An index or selection that does not fit the array."""
 
 
+# -- the zarr room's ZOM documents (nczarr.zarr.zom) ---------------------------------------
+
+
+class DocumentError(MetadataError):
+    """A ZOM document that nczarr cannot read: ``path`` is the JSON path of the problem,
+    ``reason`` what is wrong there."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class SchemaUnavailableError(NCZarrError, ImportError):
+    """Validation against the JSON Schemas needs the optional ``jsonschema`` package."""
+
+
+# -- the model room: names, references and checks of a netCDF tree -------------------------
+
+
+class Finding(Protocol):
+    """What :class:`ValidationError` needs of a problem the model's checks report
+    (``nczarr.model.Problem``)."""
+
+    @property
+    def severity(self) -> str: ...
+
+
+class ModelError(NCZarrError, ValueError):
+    """A model tree, name or reference that cannot be used as asked."""
+
+
+class FQNError(ModelError):
+    """A fully qualified name (or an escaped name) that is malformed."""
+
+
+class ValidationError(ModelError):
+    """A tree that has errors; ``problems`` lists all of them (warnings included)."""
+
+    def __init__(self, problems: Sequence[Finding]) -> None:
+        self.problems = list(problems)
+        errors = [p for p in problems if p.severity == "error"]
+        super().__init__(f"{len(errors)} error(s) in the model: " + "; ".join(map(str, errors)))
+
+
+# -- the values and formats rooms: netCDF values and the conventions that store trees ------
+
+
+class UnsizedTypeError(NCZarrError, ValueError):
+    """A user type whose values have no fixed-size numpy layout (a compound field that
+    does not resolve, or is a string or vlen)."""
+
+
+class FormatError(NCZarrError, ValueError):
+    """A dataset that a convention cannot hold, or a store that breaks its convention."""
+
+
+class MissingNodeError(FormatError):
+    """A group or array that its parent lists but whose document is absent (when read
+    through a consolidated copy: a copy left stale by a program that does not keep it)."""
+
+
 # -- the classes netCDF4-python code catches (nczarr.api raises these) ---------------------
 
 
@@ -120,3 +185,76 @@ class ValueRangeError(NCZarrError, OverflowError):
 
 class TextEncodeError(NCZarrError, UnicodeEncodeError):
     """Text that the encoding of a char value cannot hold (netCDF4: UnicodeEncodeError)."""
+
+
+class NetCDF4MissingFeatureException(NCZarrError):
+    """A feature the library lacks (netCDF4 raises its class of this name, a plain Exception,
+    when netcdf-c lacks one); public as ``nczarr.NetCDF4MissingFeatureException``."""
+
+    def __init__(self, feature: str, version: str) -> None:
+        super().__init__(f"{feature} requires netcdf-c {version} or later")
+
+
+# -- the convert room: netCDF-3 and netCDF-4/HDF5 files, copies ----------------------------
+
+
+class ContainerError(NCZarrError, OSError):
+    """A netCDF file nczarr cannot open or write the way asked."""
+
+
+class Netcdf3Error(ContainerError):
+    """A file that is not netCDF-3, whose header is corrupt or truncated, or that could
+    not be created."""
+
+
+class Hdf5Error(ContainerError):
+    """A file that is not a netCDF-4/HDF5 file, that h5netcdf could not read, or that
+    could not be created."""
+
+
+class MissingExtraError(NCZarrError, ImportError):
+    """An optional dependency that is not installed (h5netcdf for netCDF-4/HDF5 files)."""
+
+
+class CopyError(NCZarrError, ValueError):
+    """A copy that cannot be done as asked; nothing was written."""
+
+
+# -- the syntax room: CDL and model text in and out ------------------------------------------
+
+
+class ParseError(NCZarrError, ValueError):
+    """Text that cannot be parsed, with where it went wrong and what was expected there.
+
+    ``line`` and ``column`` count from 1; ``token`` is the offending text (``None`` at the
+    end of the text); ``expected`` lists what could have stood there, in words.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        line: int,
+        column: int,
+        token: str | None = None,
+        expected: tuple[str, ...] = (),
+        filename: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.token = token
+        self.expected = expected
+        self.filename = filename
+
+    def __str__(self) -> str:
+        where = f"{self.line}:{self.column}: {self.message}"
+        return f"{self.filename}:{where}" if self.filename else where
+
+
+class CdlError(ParseError):
+    """CDL text that ncgen would refuse: bad syntax, or a semantic problem."""
+
+
+class DumpError(NCZarrError, ValueError):
+    """An option or a dataset ncdump would refuse (e.g. an unknown ``-v`` name)."""

@@ -1,7 +1,8 @@
 """The private helpers code and tests import from ``netCDF4.utils``, with the same results.
 
 ``_StartCountStride`` describes a key as netCDF4's start/count/stride/index arrays; it is
-computed from :func:`nczarr.api.indexing.normalise`, the same rules ``Variable`` indexing uses.
+computed from :func:`nczarr.values.indexing.normalise`, the same rules ``Variable`` indexing
+uses.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from nczarr.api.indexing import _is_int, normalise
-from nczarr.api.maskscale import is_safe_cast as _safecast
-from nczarr.api.maskscale import quantize
 from nczarr.errors import ArgumentError, NameNotFoundError, SelectionError
+from nczarr.values.indexing import is_int as _is_int
+from nczarr.values.indexing import normalise
+from nczarr.values.rules import is_safe_cast as _safecast
+from nczarr.values.rules import round_to_digit
 
 __all__ = [
     "_StartCountStride",
@@ -67,7 +69,7 @@ def _StartCountStride(
     # One chunk per element of each integer-array index (their Cartesian product).
     grid = tuple(len(e) if isinstance(e, np.ndarray) else 1 for e in elems)
     if 0 not in norm.count and grid != compact[:-1]:
-        full = grid + (ndim,)
+        full = (*grid, ndim)
         start, count, stride, indices = (np.broadcast_to(a, full).copy() for a in (start, count, stride, indices))
         for i, e in enumerate(elems):
             if isinstance(e, np.ndarray):
@@ -88,10 +90,10 @@ def _out_array_shape(count: np.ndarray) -> list[int]:
     return out
 
 
-def _quantize(data: Any, least_significant_digit: int) -> Any:
+def _quantize(data: np.ndarray, least_significant_digit: int) -> np.ndarray:
     """``data`` rounded to keep ``least_significant_digit`` decimal digits (netCDF4's
     ``least_significant_digit`` packing)."""
-    return quantize(data, least_significant_digit)
+    return round_to_digit(data, least_significant_digit)
 
 
 def _is_container(a: Any) -> bool:

@@ -3,21 +3,25 @@ becomes, and which Python value a stored attribute reads back as."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 import numpy as np
 
-from nczarr.api.types import PRIMITIVE_CODES, dtype_of
+from nczarr.api.types import PRIMITIVE_CODES
 from nczarr.errors import ArgumentError, DataTypeError, StoreError
-from nczarr.formats.common import atomic_type_of
 from nczarr.model import AtomicType, Attribute
+from nczarr.model import AttributeValue as ModelValue
+from nczarr.values.types import atomic_type_of, dtype_of
 
-#: Attribute names that only their variable's creation may set.
-FILL_VALUE = "_FillValue"
+#: What reading an attribute gives: text, bytes (a char ``_FillValue``), strings, one number
+#: or record (a numpy scalar), several (an array), a vlen's sequence (a list).
+AttributeValue = str | bytes | np.generic | np.ndarray | list[str] | list[object]
+
+_Handle = TypeVar("_Handle")
 
 
-def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: bool = False) -> Any:
+def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: bool = False) -> AttributeValue:
     """The value netCDF4 returns for a stored attribute: a str for text (bytes for a char
     variable's ``_FillValue``: ``char_as_bytes``), a numpy scalar for one number, an array for
     several, a list of str for several strings."""
@@ -44,22 +48,21 @@ def _raw_bytes(text: str) -> bytes:
 
 
 def from_python(
-    name: str, value: Any, *, force_string: bool = False, classic: bool = False
-) -> tuple[AtomicType, list[Any] | str]:
+    name: str, value: object, *, force_string: bool = False, classic: bool = False
+) -> tuple[AtomicType, list[ModelValue] | str]:
     """The netCDF type and model values of an attribute value as netCDF4 stores it (reference
     §2.10). ``force_string``: text becomes NC_STRING (``setncattr_string``,
     ``set_ncstring_attrs``); ``classic``: the classic data model (no NC_STRING, no 64-bit
     Python ints)."""
-    kind = type(value)
-    if kind is float:  # the common cases first: no numpy round trip
+    if type(value) is float:  # the common cases first: no numpy round trip
         return AtomicType.DOUBLE, [value]
-    if kind is int and not classic and -(2**63) <= value < 2**63:
+    if type(value) is int and not classic and -(2**63) <= value < 2**63:
         return AtomicType.INT64, [value]
-    if kind is str and value.isascii() and not force_string:
+    if type(value) is str and value.isascii() and not force_string:
         return AtomicType.CHAR, value
     if isinstance(value, (str, bytes, np.str_, np.bytes_)):
         text = _bytes_text(value) if isinstance(value, bytes) else str(value)
-        if (force_string or not text.isascii() and not isinstance(value, bytes)) and not classic:
+        if (force_string or (not text.isascii() and not isinstance(value, bytes))) and not classic:
             return AtomicType.STRING, [text]
         if force_string and classic:
             raise _classic_string_error(value)
@@ -90,11 +93,11 @@ def from_python(
     return atomic, [v.item() for v in array.ravel()]
 
 
-def variables_by_attributes(variables: Iterable[Any], conditions: dict[str, Any]) -> list[Any]:
+def variables_by_attributes(variables: Iterable[_Handle], conditions: Mapping[str, object]) -> list[_Handle]:
     """The variables whose attributes meet every condition: ``name=value`` (the attribute
     exists and equals it) or ``name=callable`` (true for the value, None when missing)."""
 
-    def matches(variable: Any) -> bool:
+    def matches(variable: _Handle) -> bool:
         for name, wanted in conditions.items():
             if callable(wanted):
                 if not wanted(getattr(variable, name, None)):
@@ -112,7 +115,7 @@ def _bytes_text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
-def _classic_string_error(value: Any) -> StoreError:
+def _classic_string_error(value: object) -> StoreError:
     if isinstance(value, (list, tuple)):
         return StoreError("array string attributes can only be written with NETCDF4")
     return StoreError("file format does not support NC_STRING attributes")

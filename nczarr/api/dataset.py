@@ -10,42 +10,50 @@ changed. Data goes to the arrays as it is assigned.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import posixpath
-import threading
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from nczarr.api import attributes as attrs
 from nczarr.api.dimension import Dimension
+from nczarr.api.filesession import SourceSession, read_only_file
+from nczarr.api.handle import (
+    ATTRIBUTE_NOT_FOUND,
+    NAME_IN_USE,
+    NOT_VALID_ID,
+    READ_ONLY,
+    RESERVED,
+    Shared,
+    checked_name,
+    delete_attribute,
+    rename_attribute,
+    reserved_error,
+    set_attribute,
+)
 from nczarr.api.library import FLAGS
-from nczarr.api.location import Location, parse_format, parse_location
-from nczarr.convert import sources
+from nczarr.api.location import parse_format
 from nczarr.api.types import CompoundType, EnumType, VLType, bind, handle_for
+from nczarr.convert import sources
 from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
-    DatasetNotFoundError,
     DatasetStateError,
-    InvalidNameError,
     NameNotFoundError,
     NCZarrError,
     SelectionError,
     StoreError,
 )
-from nczarr.formats import Convention, FormatError, RootDocuments, detect
 from nczarr.formats import convention as make_convention
-from nczarr.formats.common import RESERVED as RESERVED_ATTRIBUTES
-from nczarr.formats.common import key_name_problem
+from nczarr.formats import require_local, stored_dataset
+from nczarr.formats.location import NETCDF_FILE_SUFFIXES, Location, parse_location
 from nczarr.formats.session import Session
 from nczarr.model import DataModel
 from nczarr.model import Dataset as ModelDataset
 from nczarr.model import Group as ModelGroup
-from nczarr.model import Node, name_problem
 from nczarr.model import nodes as model_nodes
 from nczarr.store import open_store
 from nczarr.store.base import Store
@@ -53,76 +61,15 @@ from nczarr.store.lock import WriterLock, writer_lock
 from nczarr.store.memory import MemoryStore
 from nczarr.store.zip import ZipStore
 
+if TYPE_CHECKING:
+    from nczarr.api.variable import Variable
+
 log = logging.getLogger(__name__)
 
-#: Python attributes of Dataset, Group and Variable objects that are not netCDF attributes
-#: (netCDF4's list): assigning or deleting one is an error, setncattr still writes one.
-RESERVED = frozenset(
-    "_grpid _grp _varid groups dimensions variables dtype data_model disk_format _nunlimdim path "
-    "parent ndim mask scale cmptypes vltypes enumtypes _isprimitive file_format _isvlen _isenum "
-    "_iscompound _cmptype _vltype _enumtype name keepweakref _has_lsd always_mask _buffer "
-    "chartostring _use_get_vars _ncstring_attrs__ auto_complex __orthogoral_indexing__".split()
-)
 #: Attributes nczarr keeps to itself (netCDF4 hides _NCProperties too).
 HIDDEN_ATTRIBUTES = frozenset({"_NCProperties"})
-_NOT_VALID_ID = "NetCDF: Not a valid ID"
-_READ_ONLY = "NetCDF: Write to read only"
-_NAME_IN_USE = "NetCDF: String match to name in use"
-_ATTRIBUTE_NOT_FOUND = "NetCDF: Attribute not found"
 _CLASSIC_GROUPS = "NetCDF: Attempting netcdf-4 operation on strict nc3 netcdf-4 file"
 _MODES = ("r", "w", "x", "a", "r+", "rs", "ws", "as", "r+s")
-
-
-class _Shared:
-    """What every handle of one open dataset shares."""
-
-    def __init__(
-        self,
-        session: Session,
-        filename: str,
-        data_model: str,
-        disk_format: str,
-        persist: Callable[[], None] | None,
-        writer: WriterLock | None = None,
-    ) -> None:
-        self.session = session
-        self.writer = writer  # the store's writer lock, held until the store is closed
-        self.filename = filename
-        self.data_model = data_model
-        self.disk_format = disk_format
-        self.persist = persist
-        self.fill_on = True
-        self.open = True
-        self.lock = threading.RLock()
-        self.reopen: dict[str, Any] | None = None  # how a read-only dataset reopens (pickling)
-
-    @property
-    def classic(self) -> bool:
-        return self.data_model != "NETCDF4"
-
-    def check_open(self) -> None:
-        if not self.open:
-            raise DatasetStateError(_NOT_VALID_ID)
-
-    def check_writable(self) -> None:
-        self.check_open()
-        if self.session.read_only:
-            raise DatasetStateError(_READ_ONLY)
-
-    def close(self) -> None:
-        if not self.open:
-            return
-        self.open = False
-        try:
-            self.session.close()
-            if self.persist is not None:
-                self.persist()
-        finally:
-            try:
-                self.session.store.close()
-            finally:
-                if self.writer is not None:
-                    self.writer.release()
 
 
 class Dataset:
@@ -138,37 +85,37 @@ class Dataset:
     ``NCZARR_LOCK_TIMEOUT``) and then gets StoreLockedError (see docs/concurrency.md)."""
 
     __slots__ = (
-        "_shared",
-        "_node",
-        "_parent",
-        "_groups",
+        "__weakref__",
         "_dimensions",
-        "_variables",
-        "_types",
+        "_groups",
         "_keepweakref",
         "_ncstring_attrs",
-        "__weakref__",
+        "_node",
+        "_parent",
+        "_shared",
+        "_types",
+        "_variables",
     )
     __orthogonal_indexing__ = True
 
     def __init__(
         self,
-        filename: Any,
+        filename: str | bytes | os.PathLike[str] | Store,
         mode: str = "r",
         clobber: bool = True,
         format: str = "NETCDF4",
         diskless: bool = False,
         persist: bool = False,
         keepweakref: bool = False,
-        memory: Any = None,
+        memory: object = None,
         encoding: str | None = None,
         parallel: bool = False,
-        comm: Any = None,
-        info: Any = None,
+        comm: object = None,
+        info: object = None,
         auto_complex: bool = False,
-        storage_options: dict[str, Any] | None = None,
+        storage_options: Mapping[str, object] | None = None,
         lock_timeout: float | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         if mode not in _MODES:
             raise ArgumentError(f"mode must be 'w', 'x', 'r', 'a' or 'r+', got '{mode}'")
@@ -188,13 +135,13 @@ class Dataset:
             display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
             location = parse_location(display)
         convention_name, data_model, model_name = parse_format(format, location)
-        reopen = dict(format=format, storage_options=storage_options)
+        reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
         file_kind = sources.file_kind(location.target)
         writer: WriterLock | None = None
         if file_kind is not None and not (mode == "w" and _netcdf_file_target(location)):
-            sources.read_only_file(display, mode)
+            read_only_file(display, mode)
             source = sources.open_source(location.target)
-            session: Any = sources.SourceSession(source)
+            session: Any = SourceSession(source)
             tree = source.dataset
             model_name, disk = source.data_model, ("NETCDF3" if file_kind == "netcdf3" else "HDF5")
             persist_to = None
@@ -213,7 +160,7 @@ class Dataset:
             # writers no lock serialises (object stores) check that nobody changed the metadata
             checks = writer is None and not diskless and persist_to is None
             try:
-                stored = None if mode == "w" else _stored_dataset(store, mode, display)
+                stored = None if mode == "w" else stored_dataset(store, display, new_if_empty=mode in ("a", "r+"))
                 if stored is None:
                     convention = make_convention(convention_name)
                     tree = ModelDataset("", data_model=data_model)
@@ -230,7 +177,7 @@ class Dataset:
                 if writer is not None:
                     writer.release()
                 raise
-        shared = _Shared(session, display, model_name, disk, persist_to, writer)
+        shared = Shared(session, display, model_name, disk, persist_to, writer)
         if mode == "r" and not diskless:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
@@ -238,10 +185,11 @@ class Dataset:
         weakref.finalize(self, _close_at_exit, shared)
 
     # -- construction of handles ----------------------------------------------------------
-    def _bind(self, shared: _Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
+    def _bind(self, shared: Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
         self._shared = shared
         self._node = node
-        self._parent = weakref.proxy(parent) if keepweakref and parent is not None else parent
+        # a weak proxy stands in for the parent it refers to
+        self._parent = cast("Dataset", weakref.proxy(parent)) if keepweakref and parent is not None else parent
         self._keepweakref = keepweakref
         self._ncstring_attrs = False
         self._groups: dict[str, Group] = {}
@@ -282,7 +230,7 @@ class Dataset:
         return self._dimensions
 
     @property
-    def variables(self) -> dict[str, Any]:
+    def variables(self) -> dict[str, Variable]:
         return self._variables
 
     @property
@@ -357,16 +305,16 @@ class Dataset:
         if self._shared.open:
             self.close()
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> NoReturn:
         raise TypeError("Dataset is not iterable. Consider iterating on Dataset.variables.")
 
-    def __contains__(self, key: Any) -> bool:
+    def __contains__(self, key: object) -> NoReturn:
         raise TypeError(
             "Dataset does not support membership operations. Perhaps try 'varname in "
             "dataset.variables' or 'dimname in dataset.dimensions'."
         )
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
         reopen = self._shared.reopen
         if reopen is None or not self._shared.open:
             raise NotImplementedError("Dataset is not picklable (only datasets open read-only are)")
@@ -381,73 +329,42 @@ class Dataset:
     # -- attributes -----------------------------------------------------------------------
     def ncattrs(self) -> list[str]:
         if not self._shared.open:
-            raise AttributeNotFoundError(_NOT_VALID_ID)
+            raise AttributeNotFoundError(NOT_VALID_ID)
         return [a.name for a in self._node.attributes if a.name not in HIDDEN_ATTRIBUTES]
 
-    def getncattr(self, name: str, encoding: str = "utf-8") -> Any:
+    def getncattr(self, name: str, encoding: str = "utf-8") -> attrs.AttributeValue:
         self._shared.check_open()
         attribute = self._node.find_attribute(name)
         if attribute is None or name in HIDDEN_ATTRIBUTES:
-            raise AttributeNotFoundError(_ATTRIBUTE_NOT_FOUND)
+            raise AttributeNotFoundError(ATTRIBUTE_NOT_FOUND)
         return attrs.to_python(attribute, encoding, char_as_bytes=self._char_as_bytes(name))
 
     def _char_as_bytes(self, name: str) -> bool:
         return False
 
-    def setncattr(self, name: str, value: Any) -> None:
+    def setncattr(self, name: str, value: object) -> None:
         self._set_attribute(name, value, force_string=self._ncstring_attrs)
 
-    def setncattr_string(self, name: str, value: Any) -> None:
+    def setncattr_string(self, name: str, value: object) -> None:
         self._set_attribute(name, value, force_string=True)
 
-    def setncatts(self, attdict: dict[str, Any]) -> None:
+    def setncatts(self, attdict: Mapping[str, object]) -> None:
         for name, value in attdict.items():
             self.setncattr(name, value)
 
-    def _set_attribute(self, name: str, value: Any, *, force_string: bool) -> None:
-        shared = self._shared
-        shared.check_open()
-        if shared.session.read_only:  # netCDF4 raises AttributeError here, not RuntimeError
-            raise AttributeNotFoundError(_READ_ONLY)
-        check_attribute_name(name)
-        type, values = attrs.from_python(name, value, force_string=force_string, classic=shared.classic)
-        with shared.lock:
-            self._changed_attribute()
-            node = self._node
-            existing = node.find_attribute(name)
-            if existing is not None:
-                existing.type, existing.values = type, values
-            else:
-                node.add_attribute(name, type, values)
+    def _set_attribute(self, name: str, value: object, *, force_string: bool) -> None:
+        set_attribute(self._shared, self._node, name, value, force_string=force_string, changed=self._changed_attribute)
 
     def _changed_attribute(self) -> None:
         """Hook: a variable forgets what it derived from its attributes."""
 
     def delncattr(self, name: str) -> None:
-        shared = self._shared
-        shared.check_writable()
-        attribute = self._node.find_attribute(name)
-        if attribute is None:
-            raise DatasetStateError(_ATTRIBUTE_NOT_FOUND)
-        with shared.lock:
-            self._changed_attribute()
-            self._node.attributes.remove(attribute)
+        delete_attribute(self._shared, self._node, name, self._changed_attribute)
 
     def renameAttribute(self, oldname: str, newname: str) -> None:
-        shared = self._shared
-        shared.check_writable()
-        attribute = self._node.find_attribute(oldname)
-        if attribute is None:
-            raise DatasetStateError(_ATTRIBUTE_NOT_FOUND)
-        check_attribute_name(newname)
-        if self._node.find_attribute(newname) is not None:
-            raise DatasetStateError(_NAME_IN_USE)
-        with shared.lock:
-            self._changed_attribute()
-            attribute.name = newname
-            self._node.attributes.forget()  # it finds attributes by their old names
+        rename_attribute(self._shared, self._node, oldname, newname, self._changed_attribute)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> attrs.AttributeValue | dict[str, attrs.AttributeValue]:
         if name.startswith("__") and name.endswith("__") and name != "__dict__":
             raise AttributeError(name)
         if name == "__dict__":
@@ -455,18 +372,18 @@ class Dataset:
         try:
             return self.getncattr(name)
         except DatasetStateError:
-            raise AttributeNotFoundError(_NOT_VALID_ID) from None
+            raise AttributeNotFoundError(NOT_VALID_ID) from None
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name in _SLOTS:
             object.__setattr__(self, name, value)
         elif name in RESERVED:
             raise reserved_error(name, "rebind", "setncattr")
         else:
             if not self._shared.open:
-                raise DatasetStateError(_NOT_VALID_ID)
+                raise DatasetStateError(NOT_VALID_ID)
             if self._shared.session.read_only:
-                raise AttributeNotFoundError(_READ_ONLY)
+                raise AttributeNotFoundError(READ_ONLY)
             self.setncattr(name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -484,7 +401,7 @@ class Dataset:
         shared.check_writable()
         name = checked_name(name)
         if name in self._dimensions:
-            raise DatasetStateError(_NAME_IN_USE)
+            raise DatasetStateError(NAME_IN_USE)
         unlimited = not size
         if unlimited and shared.classic and any(
             d.unlimited for g in self._node.root.walk() for d in g.dimensions
@@ -501,13 +418,13 @@ class Dataset:
         self._rename(self._dimensions, oldname, newname, "dimension")
 
     # -- user types -----------------------------------------------------------------------
-    def createCompoundType(self, datatype: Any, datatype_name: str) -> CompoundType:
+    def createCompoundType(self, datatype: object, datatype_name: str) -> CompoundType:
         return CompoundType(self, datatype, datatype_name)
 
-    def createVLType(self, datatype: Any, datatype_name: str) -> VLType:
+    def createVLType(self, datatype: object, datatype_name: str) -> VLType:
         return VLType(self, datatype, datatype_name)
 
-    def createEnumType(self, datatype: Any, datatype_name: str, enum_dict: dict[str, int]) -> EnumType:
+    def createEnumType(self, datatype: object, datatype_name: str, enum_dict: dict[str, int]) -> EnumType:
         return EnumType(self, datatype, datatype_name, enum_dict)
 
     def _define_type(self, node: model_nodes.UserType, handle: Any) -> None:
@@ -518,7 +435,7 @@ class Dataset:
             raise DatasetStateError(_CLASSIC_GROUPS)
         node.name = checked_name(node.name, key=False)  # type names are not store keys
         if node.name in self._types:
-            raise DatasetStateError(_NAME_IN_USE)
+            raise DatasetStateError(NAME_IN_USE)
         with shared.lock:
             self._node.add(node)
             problems = shared.session.convention.problems(shared.session.dataset)
@@ -530,14 +447,16 @@ class Dataset:
             self._types[node.name] = handle
 
     # -- variables ------------------------------------------------------------------------
-    def createVariable(self, varname: str, datatype: Any, dimensions: Any = (), **kwargs: Any) -> Any:
+    def createVariable(
+        self, varname: str, datatype: object, dimensions: str | Dimension | Sequence[str | Dimension] = (), **kwargs: object
+    ) -> Variable:
         """A new variable (netCDF4's keywords: compression, zlib, complevel, shuffle,
         fletcher32, contiguous, chunksizes, endian, least_significant_digit,
         significant_digits, quantize_mode, fill_value, chunk_cache, blosc_shuffle...)."""
         from nczarr.api.variable import Variable
 
         group, name = self._parent_of(varname)
-        return Variable(group, name, datatype, dimensions, **kwargs)
+        return Variable(group, name, datatype, dimensions, **kwargs)  # type: ignore[arg-type]
 
     def _parent_of(self, path: str) -> tuple[Dataset, str]:
         """The group that a ``createVariable`` path names (created if missing) and the name."""
@@ -550,7 +469,7 @@ class Dataset:
     def renameVariable(self, oldname: str, newname: str) -> None:
         self._rename(self._variables, oldname, newname, "variable")
 
-    def get_variables_by_attributes(self, **kwargs: Any) -> list[Any]:
+    def get_variables_by_attributes(self, **kwargs: object) -> list[Variable]:
         """The variables of this group whose attributes match every condition: a value to
         compare with, or a callable given the attribute's value (None when missing)."""
         return attrs.variables_by_attributes(self._variables.values(), kwargs)
@@ -581,7 +500,7 @@ class Dataset:
             raise DatasetStateError(_CLASSIC_GROUPS)
         name = checked_name(name)
         if name in self._groups or name in self._variables:
-            raise DatasetStateError(_NAME_IN_USE)
+            raise DatasetStateError(NAME_IN_USE)
         with shared.lock:
             node = self._node.add_group(name)
             handle._bind(shared, node, self, self._keepweakref)
@@ -599,14 +518,14 @@ class Dataset:
         # variables and groups share a namespace: both are store keys below this group
         taken = (handles,) if kind == "dimension" else (self._variables, self._groups)
         if any(newname in names for names in taken):
-            raise DatasetStateError(_NAME_IN_USE)
+            raise DatasetStateError(NAME_IN_USE)
         handle = handles[oldname]
         with shared.lock:
             shared.session.rename(handle._node, newname)
             # as in netCDF4: the old key goes, the new one comes last
             handles[newname] = handles.pop(oldname)
 
-    def __getitem__(self, elem: str) -> Any:
+    def __getitem__(self, elem: str) -> Dataset | Variable:
         """The group or variable at a path (relative to this group, or absolute)."""
         group: Dataset = _root(self) if elem.startswith("/") else self
         parts = [p for p in posixpath.normpath(elem).split("/") if p not in ("", ".")]
@@ -677,7 +596,7 @@ class Dataset:
         """Make a dataset from a CDL file (as ``ncgen``) and open it: ``ncfilename`` is a
         Zarr store, or a netCDF file for a ``.nc`` path (the default, as netCDF4 names it);
         ``format`` is a netCDF4 kind or a Zarr convention."""
-        from nczarr.convert.gen import generate
+        from nczarr.api.generate import generate
 
         target = ncfilename if ncfilename is not None else os.path.splitext(os.fspath(cdlfilename))[0] + ".nc"
         zarr_format = str(format).upper() in ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2")
@@ -690,7 +609,10 @@ class Dataset:
         from nczarr.syntax.cdldump import DumpOptions, dump
 
         options = DumpOptions(special=True, header_only=not (coordvars or data), coordinates=coordvars)
-        text = "".join(dump(_root(self), options))
+        # the session's raw values: the user's handles keep their settings
+        session = self._shared.session
+        source = session.source if isinstance(session, SourceSession) else session
+        text = "".join(dump(source, options, path=self.filepath()))
         if outfile is None:
             return text
         with open(outfile, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -708,9 +630,7 @@ class Dataset:
             ]
         else:
             head = ["<class 'netCDF4.Group'>", f"group {self.path}:"]
-        lines = [*head]
-        for name in self.ncattrs():
-            lines.append(f"    {name}: {self.getncattr(name)}")
+        lines = [*head, *(f"    {name}: {self.getncattr(name)!s}" for name in self.ncattrs())]
         dims = ", ".join(f"{n}({len(d)})" for n, d in self._dimensions.items())
         lines.append(f"    dimensions(sizes): {dims}")
         variables = ", ".join(
@@ -728,13 +648,13 @@ class Group(Dataset):
 
     __slots__ = ()
 
-    def __init__(self, parent: Dataset, name: str, **kwargs: Any) -> None:
+    def __init__(self, parent: Dataset, name: str, **kwargs: object) -> None:
         parent._add_group(self, name)
 
     def close(self) -> None:
         raise StoreError("cannot close a `Group` (only applies to Dataset)")
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
         if self._shared.reopen is None:
             raise NotImplementedError("Group is not picklable (only groups of datasets open read-only are)")
         return (_reopen, (self._shared.reopen, self.path))
@@ -748,7 +668,7 @@ _SLOTS = frozenset(
 )
 
 
-def _close_at_exit(shared: _Shared) -> None:
+def _close_at_exit(shared: Shared) -> None:
     """Close a dataset dropped without close() (as netCDF4 does); there is no caller to
     raise to, so a failure is logged."""
     try:
@@ -757,45 +677,10 @@ def _close_at_exit(shared: _Shared) -> None:
         log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
 
 
-def reserved_error(name: str, verb: str, instead: str) -> AttributeNotFoundError:
-    """netCDF4's error for rebinding or deleting a reserved Python attribute."""
-    return AttributeNotFoundError(
-        f"'{name}' is one of the reserved attributes {tuple(sorted(RESERVED))}, cannot {verb}. Use {instead} instead."
-    )
-
-
 def _root(group: Dataset) -> Dataset:
     while group._parent is not None:
         group = group._parent
     return group
-
-
-def checked_name(name: str, *, key: bool = True) -> str:
-    """``name`` in Unicode NFC (netcdf-c keeps names so: two spellings of one name are one
-    name, and one folder on file systems that normalize) if a new dimension, variable, group
-    (``key``: the rules of store keys too, the same on every convention) or type may have
-    it; InvalidNameError naming the name and the rule otherwise. Called before anything
-    changes, so that a refused name leaves nothing behind."""
-    if not isinstance(name, str):
-        raise InvalidNameError(f"a name must be a str, not {name!r}")
-    name = unicodedata.normalize("NFC", name)
-    problem = name_problem(name) or (key_name_problem(name) if key else None)
-    if problem:
-        raise InvalidNameError(f"invalid name {name!r}: {problem}")
-    return name
-
-
-def check_attribute_name(name: str) -> None:
-    """Refuse, as netCDF4 does with AttributeError, an attribute name that breaks the netCDF
-    rules or that the conventions keep for their own metadata (such an attribute would be
-    dropped when written, or would make the store unreadable)."""
-    problem = name_problem(name) if isinstance(name, str) else "a name must be a str"
-    if problem:
-        raise AttributeNotFoundError(f"NetCDF: Name contains illegal characters: {problem}")
-    if name in RESERVED_ATTRIBUTES:
-        raise AttributeNotFoundError(
-            f"NetCDF: String match to name in use: attribute name {name!r} is reserved for the metadata of netCDF and NCZarr"
-        )
 
 
 def _disk_format(convention_name: str) -> str:
@@ -809,16 +694,15 @@ def _open_store(
     clobber: bool,
     diskless: bool,
     persist: bool,
-    storage_options: dict[str, Any] | None,
+    storage_options: Mapping[str, object] | None,
 ) -> tuple[Store, Callable[[], None] | None]:
     """The store to work in, and what writes a diskless dataset out at close (if anything)."""
     if isinstance(location.target, Store):
         return location.target, None
     if mode == "w" and not clobber and _taken(location, storage_options):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
-    if mode == "r" and not location.target.startswith(("memory://",)) and "://" not in location.target:
-        if not os.path.exists(location.target):
-            raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display)
+    if mode == "r":
+        require_local(location.target, display)
     store_mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
 
     def real(mode: str) -> Store:
@@ -848,10 +732,6 @@ def _open_store(
             target.close()
 
     return memory, write_out
-
-
-#: File name endings that make mode 'w' write a netCDF file rather than a Zarr store.
-NETCDF_FILE_SUFFIXES = (".nc", ".nc3", ".nc4", ".cdf", ".netcdf")
 
 
 def _netcdf_file_target(location: Location) -> bool:
@@ -895,7 +775,7 @@ def _file_target(
     return memory, write_out
 
 
-def _taken(location: Location, storage_options: dict[str, Any] | None) -> bool:
+def _taken(location: Location, storage_options: Mapping[str, object] | None) -> bool:
     """Whether anything is at the location, as ``clobber=False`` (NC_NOCLOBBER) sees it:
     locally any file, folder (even empty) or link (even dangling); remotely any key."""
     target = location.target
@@ -904,7 +784,7 @@ def _taken(location: Location, storage_options: dict[str, Any] | None) -> bool:
     return _exists(location, storage_options)
 
 
-def _exists(location: Location, storage_options: dict[str, Any] | None) -> bool:
+def _exists(location: Location, storage_options: Mapping[str, object] | None) -> bool:
     target = location.target
     if "://" not in target or target.startswith("file://"):
         path = parse_local(target)
@@ -939,25 +819,10 @@ def parse_local(target: str) -> str:
     return target
 
 
-def _stored_dataset(store: Store, mode: str, display: str) -> tuple[Convention, RootDocuments] | None:
-    """The convention and root documents of the dataset ``store`` holds, or None when there
-    is none to open: for 'a' and 'r+' an empty store means a new dataset (netCDF4 creates
-    it), anything else that is not a dataset is an error."""
-    root = RootDocuments.read(store)
-    try:
-        return detect(store, root), root
-    except FormatError:
-        if mode in ("a", "r+") and next(iter(store.list_prefix("")), None) is None:
-            return None
-        if mode == "r" and next(iter(store.list_prefix("")), None) is None:
-            raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display) from None
-        raise
-
-
 def _reopen(reopen: dict[str, Any], path: str) -> Any:
     """Unpickling: the same dataset opened read-only, and the node at ``path`` in it."""
     dataset = Dataset(reopen["filename"], "r", format=reopen["format"], storage_options=reopen["storage_options"])
     return dataset if path == "/" else dataset[path]
 
 
-__all__ = ["Dataset", "Group", "RESERVED", "Node"]
+__all__ = ["Dataset", "Group"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from nczarr import __version__
+from nczarr._version import __version__
 
 #: The netcdf-c release whose NCZarr format nczarr reads and writes.
 NETCDF_C_VERSION = "4.10.1"
@@ -23,7 +23,7 @@ def getlibversion() -> str:
 
 
 def get_chunk_cache() -> tuple[int, int, float]:
-    return tuple(_chunk_cache)  # type: ignore[return-value]
+    return tuple(_chunk_cache)
 
 
 def set_chunk_cache(size: int | None = None, nelems: int | None = None, preemption: float | None = None) -> None:
@@ -48,15 +48,8 @@ def rc_set(key: str, value: str) -> None:
     _rc[key] = value
 
 
-def dtype_is_complex(dtype: Any) -> bool:
+def dtype_is_complex(dtype: object) -> bool:
     return dtype in ("c8", "c16")
-
-
-class NetCDF4MissingFeatureException(Exception):
-    """A feature the library lacks (netCDF4 raises it when netcdf-c lacks one)."""
-
-    def __init__(self, feature: str, version: str) -> None:
-        super().__init__(f"{feature} requires netcdf-c {version} or later")
 
 
 def _has_codec(codec_id: str) -> int:

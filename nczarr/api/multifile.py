@@ -12,13 +12,12 @@ import glob
 import os
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import cftime
 import numpy as np
 
-from nczarr.api.attributes import variables_by_attributes
-from nczarr.api.indexing import normalise
+from nczarr.api.attributes import AttributeValue, variables_by_attributes
 from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
@@ -27,6 +26,11 @@ from nczarr.errors import (
     SelectionError,
     StoreError,
 )
+from nczarr.values.indexing import normalise
+
+if TYPE_CHECKING:
+    from nczarr.api.dataset import Group
+    from nczarr.api.variable import Variable
 
 __all__ = ["MFDataset", "MFTime"]
 
@@ -103,7 +107,7 @@ class _Variable:
         self.dimensions: tuple[str, ...] = tuple(master.dimensions)
         self.dtype = master.dtype
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> AttributeValue:
         attributes = self.__dict__.get("_attributes", {})
         if name in attributes:
             return attributes[name]
@@ -124,7 +128,7 @@ class _Variable:
     def __len__(self) -> int:
         return sum(self._lengths)
 
-    def typecode(self) -> Any:
+    def typecode(self) -> np.dtype:
         return self.dtype
 
     def ncattrs(self) -> list[str]:
@@ -176,7 +180,7 @@ class _Variable:
                 return data
             data = _unmask_if_clear(data)
             return data[()] if data.ndim == 0 else data
-        records = np.arange(*first.indices(len(self))) if isinstance(first, slice) else first
+        records = np.arange(*first.indices(len(self))) if isinstance(first, slice) else np.asarray(first)
         if not len(records):
             # an empty read of the first member gives the trailing shape and the dtype
             return _unmask_if_clear(self._members[0][(slice(0, 0), *rest)])
@@ -264,12 +268,12 @@ class MFDataset:
             name: _Dimension(name, lengths) if name == aggname else dim
             for name, dim in master.dimensions.items()
         }
-        self.variables = {
+        self.variables: dict[str, Variable | _Variable] = {
             name: _Variable(self, name, var, records[name], lengths) if name in records else var
             for name, var in master.variables.items()
         }
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> AttributeValue:
         if name.startswith("__"):
             raise AttributeNotFoundError(name)
         attributes = self.__dict__.get("_attributes", {})
@@ -281,7 +285,7 @@ class MFDataset:
         """The names of the master's global attributes."""
         return list(self._attributes)
 
-    def __getitem__(self, path: str) -> Any:
+    def __getitem__(self, path: str) -> Group | Variable | _Variable:
         """The group or variable at ``path``."""
         folder, last = posixpath.split(posixpath.normpath(path))
         group: Any = self
@@ -296,7 +300,7 @@ class MFDataset:
             return group.variables[last]
         raise SelectionError(f"{last} not found in {group.path}")
 
-    def get_variables_by_attributes(self, **kwargs: Any) -> list:
+    def get_variables_by_attributes(self, **kwargs: object) -> list[Variable | _Variable]:
         """The root variables whose attributes satisfy every ``name=value`` or
         ``name=callable`` condition (the callable gets the value or None)."""
 
@@ -348,7 +352,7 @@ class MFDataset:
             "or 'dimname in dataset.dimensions'."
         )
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         raise NotImplementedError("MFDataset is not picklable")
 
     def __repr__(self) -> str:
@@ -422,5 +426,5 @@ class MFTime(_Variable):
             ]
         )
 
-    def __getitem__(self, key: Any) -> Any:
-        return super().__getitem__(key) + self._delta[key]
+    def __getitem__(self, key: object) -> np.ndarray | np.generic:
+        return super().__getitem__(key) + self._delta[key]  # type: ignore[call-overload]

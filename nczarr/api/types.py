@@ -3,29 +3,21 @@ on user-defined types (:class:`CompoundType`, :class:`VLType`, :class:`EnumType`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import NoReturn, Protocol
 
 import numpy as np
 
-from nczarr.errors import ArgumentError, DataTypeError, NameNotFoundError
-from nczarr.formats.common import atomic_type_of, numpy_dtype
-from nczarr.model import AtomicType, resolve_type
+from nczarr.errors import DataTypeError, NameNotFoundError
+from nczarr.model import AtomicType
 from nczarr.model import Group as ModelGroup
 from nczarr.model import nodes as model_nodes
-
-if TYPE_CHECKING:
-    from nczarr.api.dataset import Group
+from nczarr.values.types import NUMPY_CODE, atomic_type_of, compound_dtype, dtype_of, element_dtype
 
 #: The dtype codes netCDF4 accepts for primitive variables and attributes (its error lists them).
-PRIMITIVE_CODES = ("S1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8")
+PRIMITIVE_CODES = ("S1", *NUMPY_CODE.values())
 
 
-def dtype_of(type: AtomicType) -> np.dtype:
-    """The native numpy dtype of an atomic type (char: ``S1``); not for string."""
-    return numpy_dtype(type).newbyteorder("=") if type is not AtomicType.CHAR else np.dtype("S1")
-
-
-def is_string_datatype(datatype: Any) -> bool:
+def is_string_datatype(datatype: object) -> bool:
     """Whether netCDF4 reads ``datatype`` as the variable-length string type: ``str``, or any
     numpy ``U`` or ``S<n>`` (n > 1) dtype."""
     if datatype is str:
@@ -33,19 +25,19 @@ def is_string_datatype(datatype: Any) -> bool:
     if isinstance(datatype, (VLType, CompoundType, EnumType)):
         return False
     try:
-        dtype = np.dtype(datatype)
+        dtype = np.dtype(datatype)  # type: ignore[call-overload]
     except TypeError:
         return False
     return dtype.kind == "U" or (dtype.kind == "S" and dtype.itemsize > 1)
 
 
-def atomic_of(datatype: Any, where: str) -> AtomicType:
+def atomic_of(datatype: object, where: str) -> AtomicType:
     """The atomic type named by a numpy dtype-like (``'f4'``, ``'c'``, ``np.int16``, ``float``);
     netCDF4's TypeError for the others."""
     if datatype is str or is_string_datatype(datatype):
         return AtomicType.STRING
     try:
-        dtype = np.dtype("S1" if datatype == "c" else datatype)
+        dtype = np.dtype("S1" if datatype == "c" else datatype)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         dtype = None
     found = None if dtype is None else atomic_type_of(dtype)
@@ -57,6 +49,15 @@ def atomic_of(datatype: Any, where: str) -> AtomicType:
     return found
 
 
+class TypeGroup(Protocol):
+    """What a user type sees of its group (a ``Dataset`` or ``Group``)."""
+
+    @property
+    def _node(self) -> ModelGroup: ...
+
+    def _define_type(self, node: model_nodes.UserType, handle: _UserType) -> None: ...
+
+
 def _codes() -> str:
     return f"dict_keys({list(PRIMITIVE_CODES)!r})"
 
@@ -65,13 +66,13 @@ class _UserType:
     """A handle on a user-defined type of a group."""
 
     _node: model_nodes.UserType
-    _group: Group
+    _group: TypeGroup
 
     @property
     def name(self) -> str:
         return self._node.name
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         raise NotImplementedError(f"{type(self).__name__} is not picklable")
 
 
@@ -79,8 +80,10 @@ class CompoundType(_UserType):
     """A compound (struct) type: ``dtype`` is the C-aligned numpy dtype netCDF4 shows, with
     char-array fields as ``('S1', n)``; ``dtype_view`` shows them as ``S<n>`` strings."""
 
-    def __init__(self, grp: Group, dt: Any, dtype_name: str, **kwargs: Any) -> None:
-        dtype = np.dtype(dt)
+    _node: model_nodes.CompoundType
+
+    def __init__(self, grp: TypeGroup, dt: object, dtype_name: str, **kwargs: object) -> None:
+        dtype = np.dtype(dt)  # type: ignore[call-overload]
         if dtype.fields is None:
             raise DataTypeError(f"compound type {dtype_name!r} needs a structured numpy dtype, got {dtype}")
         node = model_nodes.CompoundType(dtype_name)
@@ -89,7 +92,7 @@ class CompoundType(_UserType):
             if base.kind == "S" and base.itemsize > 1:
                 shape, base = (*shape, base.itemsize), np.dtype("S1")
             if base.fields is not None:
-                member: Any = _registered_compound(grp, base, field_name)
+                member: AtomicType | str = _registered_compound(grp, base, field_name)
             else:
                 member = atomic_of(base, f"(compound field {field_name!r})")
                 if member is AtomicType.STRING:
@@ -99,20 +102,23 @@ class CompoundType(_UserType):
 
     @property
     def dtype(self) -> np.dtype:
-        return compound_dtype(self._group, self._node, view=False)
+        return compound_dtype(self._node)
 
     @property
     def dtype_view(self) -> np.dtype:
-        return compound_dtype(self._group, self._node, view=True)
+        return compound_dtype(self._node, view=True)
 
     def __repr__(self) -> str:
         return f"<class 'netCDF4.CompoundType'>: name = '{self.name}', numpy dtype = {self.dtype}"
 
 
 class VLType(_UserType):
-    """A variable-length sequence type of a primitive base type."""
+    """A variable-length sequence type of a primitive base type (no node: netCDF4's
+    string type)."""
 
-    def __init__(self, grp: Group, dt: Any, dtype_name: str, **kwargs: Any) -> None:
+    _node: model_nodes.VlenType | None  # type: ignore[assignment]
+
+    def __init__(self, grp: TypeGroup, dt: object, dtype_name: str, **kwargs: object) -> None:
         try:
             base = atomic_of(dt, "")
         except DataTypeError:
@@ -121,19 +127,20 @@ class VLType(_UserType):
         grp._define_type(node, self)
 
     @property
-    def name(self) -> str | None:
+    def name(self) -> str | None:  # type: ignore[override]  # netCDF4's string type has none
         return None if self._node is None else self._node.name
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> np.dtype | type[str]:
         if self._node is None:
             return str
-        return element_dtype(self._node, "base", packed=False)
+        return element_dtype(self._node, packed=False)
 
     @property
     def stored_dtype(self) -> np.dtype:
         """The layout of the elements as stored: little-endian, no padding."""
-        return element_dtype(self._node, "base", packed=True)
+        assert self._node is not None, "the string type has no stored elements"
+        return element_dtype(self._node, packed=True)
 
     def __repr__(self) -> str:
         if self._node is None:
@@ -141,17 +148,19 @@ class VLType(_UserType):
         return f"\"<class 'netCDF4.VLType'>\": name = '{self.name}', numpy dtype = {self.dtype}"
 
 
-def string_vltype(grp: Group) -> VLType:
+def string_vltype(grp: TypeGroup) -> VLType:
     """The handle netCDF4 gives as ``datatype`` of a string variable: a VLType of ``str``."""
     handle = VLType.__new__(VLType)
-    handle._node, handle._group = None, grp  # type: ignore[assignment]
+    handle._node, handle._group = None, grp
     return handle
 
 
 class EnumType(_UserType):
     """Named values of an integer base type."""
 
-    def __init__(self, grp: Group, dt: Any, dtype_name: str, enum_dict: dict[str, int], **kwargs: Any) -> None:
+    _node: model_nodes.EnumType
+
+    def __init__(self, grp: TypeGroup, dt: object, dtype_name: str, enum_dict: dict[str, int], **kwargs: object) -> None:
         try:
             base = atomic_of(dt, "")
         except DataTypeError:
@@ -165,11 +174,11 @@ class EnumType(_UserType):
 
     @property
     def dtype(self) -> np.dtype:
-        return dtype_of(self._node.base)  # type: ignore[attr-defined]
+        return dtype_of(self._node.base)  # type: ignore[arg-type]
 
     @property
-    def enum_dict(self) -> dict[str, Any]:
-        return {m.name: m.value for m in self._node.members}  # type: ignore[attr-defined]
+    def enum_dict(self) -> dict[str, int]:
+        return {m.name: m.value for m in self._node.members}
 
     def __repr__(self) -> str:
         return (
@@ -178,40 +187,42 @@ class EnumType(_UserType):
         )
 
 
-def bind(handle: _UserType, grp: Group, node: model_nodes.UserType) -> None:
+def bind(handle: _UserType, grp: TypeGroup, node: model_nodes.UserType) -> None:
     """Make ``handle`` the handle of ``node`` in ``grp``."""
     handle._node = node
     handle._group = grp
 
 
-def handle_for(grp: Group, node: model_nodes.UserType) -> _UserType:
+def handle_for(grp: TypeGroup, node: model_nodes.UserType) -> _UserType:
     """A handle on a type read from a store."""
-    cls = {
+    classes: dict[type, type[_UserType]] = {
         model_nodes.CompoundType: CompoundType,
         model_nodes.VlenType: VLType,
         model_nodes.EnumType: EnumType,
-    }.get(type(node))
-    if cls is None:  # opaque: netCDF4-python has no handle class; show it as a compound-like blob
-        cls = _OpaqueType
+    }
+    # opaque: netCDF4-python has no handle class; show it as a compound-like blob
+    cls = classes.get(type(node), _OpaqueType)
     handle = cls.__new__(cls)
     bind(handle, grp, node)
     return handle
 
 
 class _OpaqueType(_UserType):
+    _node: model_nodes.OpaqueType
+
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(f"V{self._node.size}")  # type: ignore[attr-defined]
+        return np.dtype(f"V{self._node.size}")
 
 
-def _registered_compound(grp: Group, dtype: np.dtype, field_name: str) -> str:
+def _registered_compound(grp: TypeGroup, dtype: np.dtype, field_name: str) -> str:
     """The FQN of a compound type already defined in reach of ``grp`` whose dtype is ``dtype``
     (netCDF4 needs nested compounds registered first)."""
     group: ModelGroup | None = grp._node
     while group is not None:
         for node in group.types:
             if isinstance(node, model_nodes.CompoundType) and _same_fields(
-                compound_dtype(grp, node, view=True), dtype
+                compound_dtype(node, view=True), dtype
             ):
                 return node.fqn
         group = group.parent  # type: ignore[assignment]
@@ -222,43 +233,3 @@ def _same_fields(a: np.dtype, b: np.dtype) -> bool:
     return [(n, a.fields[n][0].base.str, a.fields[n][0].shape) for n in a.names or ()] == [  # type: ignore[index]
         (n, b.fields[n][0].base.str, b.fields[n][0].shape) for n in b.names or ()  # type: ignore[index]
     ]
-
-
-def element_dtype(node: model_nodes.UserType, attribute: str, *, packed: bool) -> np.dtype:
-    """The numpy dtype of the type a user type refers to (a vlen's base): as netCDF4 shows it,
-    or as stored (``packed``: little-endian, no padding)."""
-    ref = getattr(node, attribute)
-    member = ref if isinstance(ref, AtomicType) else resolve_type(node.group, ref)
-    if isinstance(member, AtomicType):
-        return numpy_dtype(member) if packed else dtype_of(member)
-    if isinstance(member, model_nodes.CompoundType):
-        return compound_dtype(None, member, view=False, packed=packed)
-    if isinstance(member, model_nodes.EnumType):
-        return element_dtype(member, "base", packed=packed)
-    if isinstance(member, model_nodes.OpaqueType):
-        return np.dtype(f"V{member.size}")
-    return np.dtype(object)
-
-
-def compound_dtype(grp: Any, node: model_nodes.CompoundType, *, view: bool, packed: bool = False) -> np.dtype:
-    """The numpy dtype of a compound type: C-aligned as netCDF4 shows it (``packed``: no
-    padding, little-endian, as stored); char-array fields as ``S<n>`` when ``view``."""
-    scope = node.group
-    fields = []
-    for f in node.fields:
-        member = f.type if isinstance(f.type, AtomicType) else resolve_type(scope, f.type)
-        shape = f.shape
-        if isinstance(member, AtomicType):
-            dtype = numpy_dtype(member) if packed else dtype_of(member)
-            if member is AtomicType.CHAR and view and shape:
-                dtype, shape = np.dtype(f"S{shape[-1]}"), shape[:-1]
-        elif isinstance(member, model_nodes.CompoundType):
-            dtype = compound_dtype(grp, member, view=view, packed=packed)
-        elif isinstance(member, model_nodes.EnumType):
-            dtype = numpy_dtype(member.base) if packed else dtype_of(member.base)  # type: ignore[arg-type]
-        elif isinstance(member, model_nodes.OpaqueType):
-            dtype = np.dtype(f"V{member.size}")
-        else:
-            raise ArgumentError(f"compound type {node.fqn}: field {f.name!r} has no fixed size")
-        fields.append((f.name, dtype, shape) if shape else (f.name, dtype))
-    return np.dtype(fields, align=not packed)

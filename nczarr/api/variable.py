@@ -5,7 +5,7 @@ unsigned / chartostring conversions (reference: netcdf4-api.md §1.5, §2.4–§
 Values travel in three forms: what the engine array holds (the convention's stored form:
 ``uint8`` chars in NCZarr v3, ``S<n>`` strings in NCZarr v2, packed records...), the raw netCDF
 values (netCDF4's dtype in the variable's byte order, ``str`` objects for strings), and what the
-user sees after the auto conversions of :mod:`nczarr.api.maskscale`.
+user sees after the auto conversions of :mod:`nczarr.values.rules`.
 """
 
 from __future__ import annotations
@@ -14,42 +14,50 @@ import math
 import sys
 import unicodedata
 import warnings
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any, Protocol, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from nczarr.api import attributes as attrs
-from nczarr.api import maskscale
-from nczarr.api.indexing import Key, fit_data, read_key, write_key
-from nczarr.api.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize
+from nczarr.api.dimension import Dimension
+from nczarr.api.handle import (
+    RESERVED,
+    Shared,
+    checked_name,
+    delete_attribute,
+    rename_attribute,
+    reserved_error,
+    set_attribute,
+)
 from nczarr.api.types import (
     CompoundType,
     EnumType,
+    TypeGroup,
     VLType,
     _UserType,
     atomic_of,
-    compound_dtype,
-    dtype_of,
     string_vltype,
 )
 from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
     DatasetStateError,
-    DataTypeError,
     SelectionError,
 )
-from nczarr.formats import VariableStorage
-from nczarr.model import AtomicType, Dimension as ModelDimension
+from nczarr.model import AtomicType, resolve_dimension, resolve_type
+from nczarr.model import Dimension as ModelDimension
+from nczarr.model import Group as ModelGroup
 from nczarr.model import Variable as ModelVariable
 from nczarr.model import nodes as model_nodes
-from nczarr.model import resolve_dimension, resolve_type
+from nczarr.values import rules
+from nczarr.values.indexing import Key, fit_data, read_key, write_key
+from nczarr.values.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize_write
+from nczarr.values.storage import NETCDF4_COMPRESSIONS, NO_SZIP, VariableStorage
+from nczarr.values.stored import encoding_of, raw_to_stored, stored_to_raw
+from nczarr.values.types import default_fill, dtype_of
 
-if TYPE_CHECKING:
-    from nczarr.api.dataset import Dataset
-    from nczarr.api.dimension import Dimension
-
-_COMPRESSIONS = ("zlib", "szip", "zstd", "bzip2", "blosc_lz", "blosc_lz4", "blosc_lz4hc", "blosc_zlib", "blosc_zstd")
 _FILL_AFTER_CREATION = (
     "_FillValue attribute must be set when variable is created (using fill_value keyword to createVariable)"
 )
@@ -60,37 +68,92 @@ _UNKNOWN = object()  # a cached value not computed yet
 _KIND_LABEL = {"string": "vlen", "vlen": "vlen", "compound": "compound", "enum": "enum", "opaque": "opaque"}
 
 
+#: What reading a variable gives: an array (masked where values are missing) or, for a
+#: scalar of a string, compound or opaque type, its one value.
+VariableData = np.ndarray | np.generic | str
+
+
+class VariableGroup(TypeGroup, Protocol):
+    """What a variable sees of its group (a ``Dataset`` or ``Group``)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def _shared(self) -> Shared: ...
+
+    @property
+    def _node(self) -> ModelGroup: ...
+
+    @property
+    def _parent(self) -> VariableGroup | None: ...
+
+    @property
+    def _groups(self) -> Mapping[str, VariableGroup]: ...
+
+    @property
+    def _variables(self) -> MutableMapping[str, Variable]: ...
+
+    @property
+    def _dimensions(self) -> Mapping[str, Dimension]: ...
+
+    @property
+    def _types(self) -> Mapping[str, _UserType]: ...
+
+    @property
+    def _ncstring_attrs(self) -> bool: ...
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]: ...
+
+
 class Variable:
     """A variable of a group; ``grp.createVariable(...)`` makes one."""
 
     __slots__ = (
-        "_grp",
-        "_node",
-        "_kind",
-        "_dtype",
-        "_usertype",
-        "_mask",
-        "_scale",
+        "__weakref__",
         "_always_mask",
         "_chartostring",
-        "_ncstring_attrs",
-        "_conversion",
-        "_contiguous",
         "_chunk_cache",
-        "_endian",
+        "_contiguous",
+        "_conversion",
         "_dims",
-        "_quantization",
+        "_dtype",
+        "_endian",
         "_engine",
-        "__weakref__",
+        "_grp",
+        "_kind",
+        "_mask",
+        "_ncstring_attrs",
+        "_node",
+        "_quantization",
+        "_scale",
+        "_usertype",
     )
     __orthogonal_indexing__ = True
+    _always_mask: bool
+    _chartostring: bool
+    _chunk_cache: tuple[int, int, float]
+    _contiguous: bool
+    _conversion: rules.Conversion | None
+    _dims: list[ModelDimension] | None
+    _dtype: np.dtype
+    _endian: str
+    _engine: tuple[int, Any] | None  # the session's generation and its engine array
+    _grp: VariableGroup
+    _kind: str
+    _mask: bool
+    _ncstring_attrs: bool
+    _node: ModelVariable
+    _quantization: tuple[int, str] | object | None  # _UNKNOWN until looked up
+    _scale: bool
+    _usertype: Any  # the handle of the variable's user type (its class follows _kind), or None
 
     def __init__(
         self,
-        grp: Dataset,
+        grp: VariableGroup,
         name: str,
-        datatype: Any,
-        dimensions: Any = (),
+        datatype: object,
+        dimensions: str | Dimension | Sequence[str | Dimension] = (),
         compression: str | None = None,
         zlib: bool = False,
         complevel: int | None = 4,
@@ -100,19 +163,17 @@ class Variable:
         blosc_shuffle: int = 1,
         fletcher32: bool = False,
         contiguous: bool = False,
-        chunksizes: Any = None,
+        chunksizes: Sequence[int] | None = None,
         endian: str = "native",
         least_significant_digit: int | None = None,
         significant_digits: int | None = None,
         quantize_mode: str = "BitGroom",
-        fill_value: Any = None,
+        fill_value: object = None,
         chunk_cache: int | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         shared = grp._shared
         shared.check_writable()
-        from nczarr.api.dataset import checked_name
-
         name = checked_name(name)
         where = f"(variable '{name}', group '{grp.path}')"
         if name in grp._variables or name in grp._groups:
@@ -128,12 +189,12 @@ class Variable:
             raise DatasetStateError("NetCDF: Attempting netcdf-4 operation on netcdf-3 file")
         if compression is None and zlib:
             compression = "zlib"
-        if compression and compression not in _COMPRESSIONS:
+        if compression and compression not in NETCDF4_COMPRESSIONS:
             raise ArgumentError(f"Unsupported value for compression kwarg {where}")
         if not complevel or not dims or netcdf3:
             compression = None
         if compression == "szip":
-            raise ArgumentError(f"szip compression has no Zarr codec (numcodecs has none); use zlib or zstd {where}")
+            raise ArgumentError(f"{NO_SZIP} {where}")
         chunks = _chunks(dims, contiguous, chunksizes)
         storage = VariableStorage(
             chunks=chunks,
@@ -163,21 +224,21 @@ class Variable:
             self._chunk_cache = (int(chunk_cache), *_DEFAULT_CACHE[1:])
 
     def _set_creation_attributes(
-        self, fill_value: Any, lsd: int | None, significant_digits: int | None, quantize_mode: str
+        self, fill_value: object, lsd: int | None, significant_digits: int | None, quantize_mode: str
     ) -> None:
         node = self._node
         if fill_value is not None and fill_value is not False:
             if self._kind in ("compound", "vlen", "opaque"):
                 raise AttributeNotFoundError(f"cannot set _FillValue for {self._kind} variable {node.name!r}")
             if isinstance(fill_value, str) and fill_value == "default" and self._kind != "string":
-                value: Any = maskscale.default_fill(self._dtype)
+                value: Any = default_fill(self._dtype)
             else:
                 value = fill_value
             if self._kind == "string":
                 node.add_attribute("_FillValue", AtomicType.STRING, [str(value)])
             else:
                 where = f"of variable '{node.name}' (group '{self._grp.path}')"
-                array = maskscale.cast_fill_value(value, self._dtype if self._kind != "char" else np.dtype("S1"), where)
+                array = rules.cast_fill_value(value, self._dtype if self._kind != "char" else np.dtype("S1"), where)
                 atomic = self._atomic()
                 if atomic is AtomicType.CHAR:
                     node.add_attribute("_FillValue", AtomicType.CHAR, bytes(array.item()).decode("latin-1") or "\x00")
@@ -191,7 +252,7 @@ class Variable:
             node.add_attribute(name, AtomicType.INT, [int(significant_digits)])
 
     @classmethod
-    def _for(cls, grp: Dataset, node: ModelVariable) -> Variable:
+    def _for(cls, grp: VariableGroup, node: ModelVariable) -> Variable:
         """The handle of a variable read from a store."""
         handle = cls.__new__(cls)
         usertype = None
@@ -205,7 +266,7 @@ class Variable:
         handle._endian = "big" if storage is not None and storage.endian == "big" else sys.byteorder
         return handle
 
-    def _bind(self, grp: Dataset, node: ModelVariable, usertype: Any, endian: str) -> None:
+    def _bind(self, grp: VariableGroup, node: ModelVariable, usertype: Any, endian: str) -> None:
         type = node.type
         if isinstance(type, AtomicType):
             kind = {AtomicType.STRING: "string", AtomicType.CHAR: "char"}.get(type, "atomic")
@@ -233,7 +294,7 @@ class Variable:
         type = self._node.type
         if isinstance(type, AtomicType):
             return type
-        return self._usertype._node.base  # type: ignore[no-any-return]
+        return self._usertype._node.base
 
     # -- the engine array --------------------------------------------------------------------
     def _array(self) -> Any:
@@ -252,11 +313,11 @@ class Variable:
         return self._node.name
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> np.dtype | type[str]:
         return str if self._kind == "string" else self._dtype
 
     @property
-    def datatype(self) -> Any:
+    def datatype(self) -> np.dtype | _UserType:
         if self._usertype is not None:
             return self._usertype
         return string_vltype(self._grp) if self._kind == "string" else self._dtype
@@ -268,7 +329,7 @@ class Variable:
         if dims is None:
             group = self._node.group
             dims = [
-                ModelDimension(f"_Anonymous_Dim_{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type]
+                ModelDimension(f"_Anonymous_Dim_{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type, misc]
                 for ref in self._node.dimensions
             ]
             self._dims = dims
@@ -307,10 +368,10 @@ class Variable:
         return self._chartostring
 
     @property
-    def least_significant_digit(self) -> Any:
+    def least_significant_digit(self) -> attrs.AttributeValue:
         return self.getncattr("least_significant_digit")
 
-    def group(self) -> Dataset:
+    def group(self) -> VariableGroup:
         return self._grp
 
     def get_dims(self) -> tuple[Dimension, ...]:
@@ -325,7 +386,7 @@ class Variable:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         data = np.asarray(self[...])
         return data if dtype is None else data.astype(dtype)
 
@@ -365,54 +426,49 @@ class Variable:
             raise AttributeNotFoundError("NetCDF: Not a valid ID")
         return [a.name for a in self._node.attributes]
 
-    def getncattr(self, name: str, encoding: str = "utf-8") -> Any:
+    def getncattr(self, name: str, encoding: str = "utf-8") -> attrs.AttributeValue:
         self._grp._shared.check_open()
         attribute = self._node.find_attribute(name)
         if attribute is None:
             raise AttributeNotFoundError("NetCDF: Attribute not found")
         return attrs.to_python(attribute, encoding, char_as_bytes=name == "_FillValue" and self._kind == "char")
 
-    def setncattr(self, name: str, value: Any) -> None:
+    def setncattr(self, name: str, value: object) -> None:
         if name == "_FillValue":
             raise AttributeNotFoundError(_FILL_AFTER_CREATION)
         self._set_attribute(name, value, force_string=self._ncstring_attrs)
 
-    def setncattr_string(self, name: str, value: Any) -> None:
+    def setncattr_string(self, name: str, value: object) -> None:
         if name == "_FillValue":
             raise AttributeNotFoundError(_FILL_AFTER_CREATION)
         self._set_attribute(name, value, force_string=True)
 
-    def setncatts(self, attdict: dict[str, Any]) -> None:
+    def setncatts(self, attdict: Mapping[str, object]) -> None:
         for name, value in attdict.items():
             self.setncattr(name, value)
 
-    # shared with groups: writing, deleting and renaming attributes of a node
-    from nczarr.api.dataset import Dataset as _Owner
+    def _set_attribute(self, name: str, value: object, *, force_string: bool) -> None:
+        set_attribute(self._grp._shared, self._node, name, value, force_string=force_string, changed=self._changed_attribute)
 
-    _set_attribute = _Owner._set_attribute
-    delncattr = _Owner.delncattr
-    renameAttribute = _Owner.renameAttribute
-    del _Owner
+    def delncattr(self, name: str) -> None:
+        delete_attribute(self._grp._shared, self._node, name, self._changed_attribute)
 
-    @property
-    def _shared(self) -> Any:
-        return self._grp._shared
+    def renameAttribute(self, oldname: str, newname: str) -> None:
+        rename_attribute(self._grp._shared, self._node, oldname, newname, self._changed_attribute)
 
     def _changed_attribute(self) -> None:
         forget = object.__setattr__  # not through __setattr__: this runs for every attribute set
         forget(self, "_conversion", None)
         forget(self, "_quantization", _UNKNOWN)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> attrs.AttributeValue | dict[str, attrs.AttributeValue]:
         if name.startswith("__") and name.endswith("__") and name != "__dict__":
             raise AttributeError(name)
         if name == "__dict__":
             return {n: self.getncattr(n) for n in self.ncattrs()}
         return self.getncattr(name)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        from nczarr.api.dataset import RESERVED, reserved_error
-
+    def __setattr__(self, name: str, value: object) -> None:
         if name in _SLOTS:
             object.__setattr__(self, name, value)
         elif name in RESERVED:
@@ -426,12 +482,10 @@ class Variable:
                 raise AttributeNotFoundError("NetCDF: Write to read only")
             if name in _VALID_ATTRIBUTES and self._kind in ("atomic", "char"):  # netCDF4's primitive types
                 where = f"of variable '{self._node.name}' (group '{self._grp.path}')"
-                value = maskscale.cast_valid_attribute(name, value, self._dtype, where)
+                value = rules.cast_valid_attribute(name, value, self._dtype, where)
             self.setncattr(name, value)
 
     def __delattr__(self, name: str) -> None:
-        from nczarr.api.dataset import RESERVED, reserved_error
-
         if name in RESERVED or name in _SLOTS:
             raise reserved_error(name, "delete", "delncattr")
         self.delncattr(name)
@@ -440,7 +494,7 @@ class Variable:
     def _storage(self) -> VariableStorage:
         return self._grp._shared.session.stored.storage.get(self._node.fqn, VariableStorage())
 
-    def filters(self) -> dict[str, Any] | None:
+    def filters(self) -> dict[str, bool | int | dict[str, str | int | None]] | None:
         if self._grp._shared.data_model.startswith("NETCDF3"):
             return None
         storage = self._storage()
@@ -467,7 +521,7 @@ class Variable:
         return list(chunks) if self._node.dimensions else "contiguous"
 
     def endian(self) -> str:
-        return self._endian  # type: ignore[no-any-return]
+        return self._endian
 
     def quantization(self) -> tuple[int, str] | None:
         if self._quantization is _UNKNOWN:
@@ -475,11 +529,11 @@ class Variable:
             for mode, name in QUANTIZE_ATTRIBUTES.items():
                 attribute = self._node.find_attribute(name)
                 if attribute is not None:
-                    self._quantization = int(attribute.values[0]), mode  # type: ignore[index]
-        return self._quantization  # type: ignore[no-any-return]
+                    self._quantization = int(attribute.values[0]), mode
+        return cast("tuple[int, str] | None", self._quantization)
 
     def get_var_chunk_cache(self) -> tuple[int, int, float]:
-        return self._chunk_cache  # type: ignore[return-value]
+        return self._chunk_cache
 
     def set_var_chunk_cache(self, size: int | None = None, nelems: int | None = None, preemption: float | None = None) -> None:
         old = self._chunk_cache
@@ -489,9 +543,9 @@ class Variable:
             old[2] if preemption is None else float(preemption),
         )
 
-    def get_fill_value(self) -> Any:
+    def get_fill_value(self) -> attrs.AttributeValue | None:
         fill = self._node.find_attribute("_FillValue")
-        return maskscale.fill_value_for_get(
+        return rules.fill_value_for_get(
             self._dtype,
             None if fill is None else self.getncattr("_FillValue"),
             self._storage().fill,
@@ -499,7 +553,7 @@ class Variable:
         )
 
     # -- reading ---------------------------------------------------------------------------
-    def __getitem__(self, elem: Any) -> Any:
+    def __getitem__(self, elem: object) -> VariableData:
         shared = self._grp._shared
         shared.check_open()
         key = read_key(elem, self.shape)
@@ -527,38 +581,13 @@ class Variable:
         return self._read(read_key(selection or Ellipsis, self.shape))
 
     def _from_stored(self, stored: np.ndarray) -> np.ndarray:
-        kind = self._kind
-        if kind == "atomic" or kind == "enum":
-            return stored if stored.dtype == self._dtype else stored.astype(self._dtype)
-        if kind == "char":
-            return stored.view("S1") if stored.dtype != np.dtype("S1") else stored
-        if kind == "string":
-            if stored.dtype.kind == "S":
-                encoding = self._encoding()
-                out = np.empty(stored.shape, object)
-                flat = out.reshape(-1)
-                for i, item in enumerate(stored.reshape(-1)):
-                    flat[i] = item.decode(encoding, "replace")
-                return out
-            return _object_strings(stored, self._encoding())
-        if kind == "compound":
-            if stored.dtype.fields is None:
-                stored = stored.view(compound_dtype(self._grp, self._usertype._node, view=False, packed=True))
-            return stored.astype(self._dtype)
-        if kind == "vlen":
-            base = self._usertype.stored_dtype
-            out = np.empty(stored.shape, object)
-            flat = out.reshape(-1)
-            for i, item in enumerate(stored.reshape(-1)):
-                flat[i] = np.frombuffer(item or b"", base).astype(self._dtype)
-            return out
-        return stored
+        return stored_to_raw(stored, self._value_type(), self._dtype, encoding=encoding_of(self._node))
 
-    def _encoding(self) -> str:
-        attribute = self._node.find_attribute("_Encoding")
-        return str(attrs.to_python(attribute)) if attribute is not None else "utf-8"
+    def _value_type(self) -> AtomicType | model_nodes.UserType:
+        type = self._node.type
+        return type if isinstance(type, AtomicType) else self._usertype._node
 
-    def _decode(self, raw: np.ndarray, key: Key) -> Any:
+    def _decode(self, raw: np.ndarray, key: Key) -> VariableData:
         kind = self._kind
         if kind == "compound" and self._chartostring:
             view = self._usertype.dtype_view
@@ -566,7 +595,7 @@ class Variable:
                 raw = raw.view(view)
         if kind in ("string", "compound", "opaque", "vlen"):
             return raw[()] if raw.ndim == 0 else raw
-        return maskscale.decode(raw, self._conversion_rules(), whole_last_axis=self._whole_last_axis(key))
+        return rules.decode(raw, self._conversion_rules(), whole_last_axis=self._whole_last_axis(key))
 
     def _whole_last_axis(self, key: Key) -> bool:
         """Whether a selection keeps every element of the last axis (in any order): then
@@ -575,10 +604,10 @@ class Variable:
             return False
         return key.counts[-1] == self.shape[-1]
 
-    def _conversion_rules(self) -> maskscale.Conversion:
+    def _conversion_rules(self) -> rules.Conversion:
         conversion = self._conversion
         if conversion is None:
-            conversion = maskscale.Conversion(
+            conversion = rules.Conversion(
                 dtype=self._dtype,
                 attributes={n: self.getncattr(n) for n in self.ncattrs()},
                 mask=self._mask,
@@ -594,7 +623,7 @@ class Variable:
         return conversion
 
     # -- writing ---------------------------------------------------------------------------
-    def __setitem__(self, elem: Any, data: Any) -> None:
+    def __setitem__(self, elem: object, data: object) -> None:
         shared = self._grp._shared
         shared.check_writable()
         if self._kind == "string" and isinstance(data, str) and self._node.dimensions and not _integer_key(elem):
@@ -621,82 +650,57 @@ class Variable:
                 selection, values = (0,), np.reshape(values, ())
             array.set_orthogonal_selection(selection, self._to_stored(values, array.dtype))
 
-    def _encode(self, data: Any) -> np.ndarray:
+    def _encode(self, data: object) -> np.ndarray:
         """User data as raw netCDF values (packing, masks, chars, strings, enums checked)."""
         kind = self._kind
         if kind == "string":
-            return _strings_in(data)
+            return rules.strings_in(data)
         if kind == "vlen":
-            return _vlen_in(data, self._dtype)
+            return rules.vlen_in(data, self._dtype)
         if kind in ("compound", "opaque"):
             return np.asarray(data).astype(self._dtype) if kind == "compound" else np.asarray(data)
         shape = self.shape
         lsd = self._node.find_attribute("least_significant_digit")
-        values = maskscale.encode(
+        values = rules.encode(
             data,
             self._conversion_rules(),
             strlen=shape[-1] if shape else None,
-            least_significant_digit=int(lsd.values[0]) if lsd is not None else None,  # type: ignore[index]
+            least_significant_digit=int(lsd.values[0]) if lsd is not None else None,
         )
         if kind == "enum":
             allowed = {m.value for m in self._usertype._node.members}
             fill = self._node.find_attribute("_FillValue")
             if fill is not None:
-                allowed.add(fill.values[0])  # type: ignore[index]
+                allowed.add(fill.values[0])
             if not np.isin(values, list(allowed)).all():
                 raise ArgumentError("trying to assign illegal value to Enum variable")
         return values
 
     def _quantized(self, values: np.ndarray, key: Key, digits: int, mode: str) -> np.ndarray:
-        """netcdf-c's quantization, which counts positions in storage order (BitGroom
-        alternates between even and odd ones): reversed axes are quantized in that order."""
         fill = self._node.find_attribute("_FillValue")
-        fill_value = float(fill.values[0]) if fill is not None else maskscale.default_fill(self._dtype)  # type: ignore[index]
-        kept = [s for s in key.selection if not isinstance(s, int)]
-        flip = tuple(slice(None, None, -1) if isinstance(s, slice) and (s.step or 1) < 0 else slice(None) for s in kept)
-        return quantize(values[flip], digits, mode, fill_value)[flip]
+        return quantize_write(values, key.selection, digits, mode, float(fill.values[0]) if fill is not None else None)
 
     def _to_stored(self, values: np.ndarray, stored_dtype: np.dtype) -> np.ndarray:
-        kind = self._kind
-        if kind == "char":
-            return values.view(stored_dtype) if stored_dtype != values.dtype else values
-        if kind == "string":
-            if stored_dtype.kind == "S":
-                encoding = self._encoding()
-                return np.array([s.encode(encoding) for s in values.reshape(-1)], stored_dtype).reshape(values.shape)
-            return values
-        if kind == "compound":
-            packed = compound_dtype(self._grp, self._usertype._node, view=False, packed=True)
-            out = values.astype(packed)
-            return out if stored_dtype.fields is not None else out.view(stored_dtype)
-        if kind == "vlen":
-            base = self._usertype.stored_dtype
-            out = np.empty(values.shape, object)
-            flat = out.reshape(-1)
-            for i, item in enumerate(values.reshape(-1)):
-                flat[i] = np.asarray(item).astype(base).tobytes()
-            return out
-        return values
+        return raw_to_stored(values, self._value_type(), stored_dtype, encoding=encoding_of(self._node))
 
-    def assignValue(self, val: Any) -> None:
+    def assignValue(self, val: object) -> None:
         if self._node.dimensions:
             raise SelectionError("to assign values to a non-scalar variable, use a slice")
         self[...] = val
 
-    def getValue(self) -> Any:
+    def getValue(self) -> VariableData:
         if self._node.dimensions:
             raise SelectionError("to retrieve values from a non-scalar variable, use slicing")
         return self[slice(None)]
 
     # -- pickling and repr ----------------------------------------------------------------
-    def __reduce__(self) -> Any:
-        from nczarr.api.dataset import _reopen
-
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
         reopen = self._grp._shared.reopen
         if reopen is None or not self._grp._shared.open:
             raise NotImplementedError("Variable is not picklable (only variables of datasets open read-only are)")
-        path = self._grp.path.rstrip("/") + "/" + self.name
-        return (_reopen, (reopen, path))
+        # the group's way back, the same function, with the variable's path
+        function = self._grp.__reduce__()[0]
+        return (function, (reopen, self._grp.path.rstrip("/") + "/" + self.name))
 
     def _type_label(self) -> str:
         if self._kind == "string":
@@ -711,8 +715,7 @@ class Variable:
         kind = self._kind
         label = str(self._dtype) if kind in ("atomic", "char") else _KIND_LABEL[kind]
         lines = ["<class 'netCDF4.Variable'>", f"{label} {self.name}({', '.join(self.dimensions)})"]
-        for name in self.ncattrs():
-            lines.append(f"    {name}: {self.getncattr(name)}")
+        lines += [f"    {name}: {self.getncattr(name)!s}" for name in self.ncattrs()]
         if kind == "string":
             lines.append("vlen data type: <class 'str'>")
         elif kind != "atomic" and kind != "char":
@@ -733,7 +736,7 @@ class Variable:
             return "filling off"
         if self._node.find_attribute("_FillValue") is not None:
             return "filling on"
-        default = maskscale.default_fill(self._dtype)
+        default = default_fill(self._dtype)
         if self._dtype.str[1:] in ("i1", "u1"):
             return f"filling on, default _FillValue of {default} ignored"
         return f"filling on, default _FillValue of {default} used"
@@ -745,7 +748,7 @@ _SLOTS = frozenset(Variable.__slots__)
 # -- creation helpers -----------------------------------------------------------------------
 
 
-def _type_ref(grp: Dataset, datatype: Any, where: str) -> tuple[Any, Any]:
+def _type_ref(grp: VariableGroup, datatype: object, where: str) -> tuple[AtomicType | str, _UserType | None]:
     """The model type reference of a ``createVariable`` datatype, and its user-type handle."""
     if isinstance(datatype, _UserType):
         node = datatype._node
@@ -753,7 +756,7 @@ def _type_ref(grp: Dataset, datatype: Any, where: str) -> tuple[Any, Any]:
         ref = node.name if resolve_type(group_node, node.name) is node else node.fqn
         return ref, datatype
     try:
-        is_complex = datatype is not str and datatype != "c" and np.dtype(datatype).kind == "c"
+        is_complex = datatype is not str and datatype != "c" and np.dtype(datatype).kind == "c"  # type: ignore[call-overload]
     except TypeError:
         is_complex = False
     if is_complex:
@@ -789,11 +792,9 @@ def _check_classic_type(shared: Any, type_ref: Any) -> None:
         raise DatasetStateError("NetCDF: Not a valid data type or _FillValue type mismatch")
 
 
-def _dimension_nodes(grp: Dataset, dimensions: Any) -> list[ModelDimension]:
+def _dimension_nodes(grp: VariableGroup, dimensions: str | Dimension | Sequence[str | Dimension] | None) -> list[ModelDimension]:
     """The dimensions a ``createVariable`` names (by name, searched up the groups, or as
     Dimension handles)."""
-    from nczarr.api.dimension import Dimension
-
     if isinstance(dimensions, (str, Dimension)):
         dimensions = (dimensions,)
     out = []
@@ -812,11 +813,11 @@ def _dimension_nodes(grp: Dataset, dimensions: Any) -> list[ModelDimension]:
     return out
 
 
-def _dimension_ref(grp: Dataset, node: ModelDimension) -> str:
+def _dimension_ref(grp: VariableGroup, node: ModelDimension) -> str:
     return node.name if resolve_dimension(grp._node, node.name) is node else node.fqn
 
 
-def _chunks(dims: list[ModelDimension], contiguous: bool, chunksizes: Any) -> tuple[int, ...] | None:
+def _chunks(dims: list[ModelDimension], contiguous: bool, chunksizes: Sequence[int] | None) -> tuple[int, ...] | None:
     if contiguous:
         if chunksizes is not None:
             raise ArgumentError("cannot specify chunksizes for a contiguous dataset")
@@ -836,22 +837,22 @@ def _chunks(dims: list[ModelDimension], contiguous: bool, chunksizes: Any) -> tu
     return chunks
 
 
-def _handle_of(grp: Dataset, node: model_nodes.UserType | None) -> Any:
+def _handle_of(grp: VariableGroup, node: model_nodes.UserType | None) -> _UserType:
     owner = _group_handle(grp, node.group if node is not None else None)
     return owner._types[node.name]  # type: ignore[union-attr]
 
 
-def _group_handle(grp: Dataset, node: Any) -> Dataset:
+def _group_handle(grp: VariableGroup, node: ModelGroup | None) -> VariableGroup:
     """The group handle of a model group, found from any handle of the same dataset."""
-    from nczarr.api.dataset import _root
-
-    root = _root(grp)
+    root = grp
+    while root._parent is not None:
+        root = root._parent
     if node is None or node.parent is None:
         return root
     names = []
     while node.parent is not None:
         names.append(node.name)
-        node = node.parent
+        node = cast(ModelGroup, node.parent)  # a group's parent is a group
     handle = root
     for name in reversed(names):
         handle = handle._groups[name]
@@ -862,46 +863,6 @@ def _integer_key(elem: Any) -> bool:
     """Whether a key is made of integers only (numpy ints and integral floats count)."""
     items = elem if isinstance(elem, tuple) else (elem,)
     return all(
-        isinstance(i, (int, np.integer)) or isinstance(i, (float, np.floating)) and float(i).is_integer()
+        isinstance(i, (int, np.integer)) or (isinstance(i, (float, np.floating)) and float(i).is_integer())
         for i in items
     )
-
-
-def _object_strings(stored: np.ndarray, encoding: str) -> np.ndarray:
-    out = stored if stored.dtype == object else stored.astype(object)
-    if any(isinstance(s, bytes) for s in out.reshape(-1)[:1]):
-        out = np.array([s.decode(encoding, "replace") for s in out.reshape(-1)], object).reshape(out.shape)
-    return out
-
-
-def _strings_in(data: Any) -> np.ndarray:
-    """Assigned data for a string variable as an object array of str."""
-    if isinstance(data, np.ma.MaskedArray):
-        raise DataTypeError("masked arrays cannot be assigned to VLEN str variable slices")
-    if isinstance(data, (str, bytes)):
-        return np.array(data if isinstance(data, str) else data.decode(), object)
-    array = np.asarray(data)
-    if array.dtype.kind not in "USO":
-        raise DataTypeError("only numpy string, unicode or object arrays can be assigned to VLEN str var slices")
-    out = np.empty(array.shape, object)
-    flat = out.reshape(-1)
-    for i, item in enumerate(array.reshape(-1)):
-        flat[i] = item.decode() if isinstance(item, bytes) else str(item)
-    return out
-
-
-def _vlen_in(data: Any, dtype: np.dtype) -> np.ndarray:
-    """Assigned data for a vlen variable as an object array of 1-D arrays."""
-    array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
-    if array.dtype != object:
-        single = np.empty((), object)
-        single[()] = array
-        return single
-    out = np.empty(array.shape, object)
-    flat = out.reshape(-1)
-    for i, item in enumerate(array.reshape(-1)):
-        item = np.asarray(item)
-        if item.dtype != dtype:
-            raise DataTypeError(f"vlen data must be arrays of {dtype}, got {item.dtype}")
-        flat[i] = item
-    return out

@@ -20,27 +20,41 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import TextIO, cast
 
 import numpy as np
 
-from nczarr.convert import sources
-from nczarr.errors import ArgumentError, NCZarrError
-from nczarr.formats import VariableStorage
-from nczarr.model import AtomicType, DataModel, Dimension, Group, UserType, Variable, validate
+from nczarr.convert import hdf5, netcdf3, sources
+from nczarr.errors import ArgumentError, CopyError
+from nczarr.formats import convention as make_convention
+from nczarr.formats.location import NETCDF_FILE_SUFFIXES
+from nczarr.formats.session import Session
+from nczarr.model import (
+    AtomicType,
+    DataModel,
+    Dimension,
+    Group,
+    Node,
+    UserType,
+    Variable,
+    resolve_dimension,
+    resolve_type,
+    validate,
+)
 from nczarr.model import Dataset as ModelDataset
-from nczarr.model import resolve_dimension
 from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
-from nczarr.store import remove_tree
+from nczarr.store import Store, open_store, remove_tree
+from nczarr.store.lock import writer_lock
+from nczarr.values.blocks import plan_blocks
+from nczarr.values.source import ArraysSource, DatasetSource, Hyperslab
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import default_fill, value_dtype
 
 log = logging.getLogger(__name__)
 
 #: Bytes per element assumed for strings and vlen data when planning blocks.
 _OBJECT_ITEMSIZE = 64
-
-
-class CopyError(NCZarrError, ValueError):
-    """A copy that cannot be done as asked; nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class CopyOptions:
     fix_unlimited: bool = False
     skip_unsupported: bool = False
     max_memory: int = 256 << 20
-    storage_options: dict[str, Any] = field(default_factory=dict)
+    storage_options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,7 +91,9 @@ class CopyReport:
 
 
 def copy(
-    src: Any, dst: Any, options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
+    src: sources.DatasetLocation,
+    dst: sources.DatasetLocation,
+    options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
 ) -> CopyReport:
     """Copy the dataset at ``src`` to ``dst``. ``progress(done, total)`` is told the bytes
     of data copied so far."""
@@ -89,7 +105,9 @@ def copy(
 
 
 def copy_source(
-    source: Any, dst: Any, options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
+    source: DatasetSource,
+    dst: sources.DatasetLocation,
+    options: CopyOptions = CopyOptions(), *, progress: Callable[[int, int], None] | None = None
 ) -> CopyReport:
     """Write the dataset a DatasetSource reads to ``dst`` (see :func:`copy`)."""
     started = time.perf_counter()
@@ -123,15 +141,14 @@ class _Plan:
     skipped: list[str]
 
 
-def _plan(source: Any, dst: Any, options: CopyOptions) -> _Plan:
+def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOptions) -> _Plan:
     tree: ModelDataset = _copy.deepcopy(source.dataset)
     data_model = _kind(options.kind) if options.kind else None
-    to_file = isinstance(dst, (str, os.PathLike)) and "://" not in os.fspath(dst) and os.fspath(dst).lower().endswith(
-        (".nc", ".nc3", ".nc4", ".cdf", ".netcdf")
-    )
+    path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
+    to_file = "://" not in path and path.lower().endswith(NETCDF_FILE_SUFFIXES)
     if to_file:
         if options.format:
-            raise CopyError(f"--format {options.format} is a Zarr convention; {os.fspath(dst)!r} names a netCDF file")
+            raise CopyError(f"--format {options.format} is a Zarr convention; {path!r} names a netCDF file")
         data_model = data_model or source.data_model
     else:
         data_model = data_model or ("NETCDF4_CLASSIC" if source.data_model != "NETCDF4" else "NETCDF4")
@@ -148,8 +165,6 @@ def _plan(source: Any, dst: Any, options: CopyOptions) -> _Plan:
         file_writer, check = _file_writer(data_model)
         convention = None
     else:
-        from nczarr.formats import convention as make_convention
-
         file_writer = None
         convention = (options.format or "NCZARR").upper()
         target = make_convention(convention)
@@ -174,11 +189,7 @@ def _kind(name: str) -> str:
 
 def _file_writer(data_model: str) -> tuple[Callable[..., None], Callable[[ModelDataset, str], list[str]]]:
     if data_model.startswith("NETCDF3"):
-        from nczarr.convert.netcdf3 import problems, write_netcdf3
-
-        return write_netcdf3, problems
-    from nczarr.convert import hdf5
-
+        return netcdf3.write_netcdf3, netcdf3.problems
     hdf5.require_h5netcdf()
     return hdf5.write_hdf5, hdf5.problems
 
@@ -283,10 +294,10 @@ def _resolve_problems(
 
 def _remove(tree: ModelDataset, fqn: str) -> bool:
     """Remove the node named by a problem's FQN (a group, variable, type or attribute)."""
-    owner_fqn, colon, attribute = fqn.partition(":")
+    owner_fqn, colon, _ = fqn.partition(":")
     for group in tree.walk():
         if colon:
-            owners: list[Any] = [group, *group.variables]
+            owners: list[Group | Variable] = [group, *group.variables]
             for owner in owners:
                 if owner.fqn == (owner_fqn or "/"):
                     found = [a for a in owner.attributes if a.fqn == fqn]
@@ -295,7 +306,9 @@ def _remove(tree: ModelDataset, fqn: str) -> bool:
                     if found:
                         return True
             continue
-        for children in (group.variables, group.types, group.groups, group.dimensions):
+        # each list holds nodes of one kind: the node found in it goes back out of it
+        siblings = cast("tuple[list[Node], ...]", (group.variables, group.types, group.groups, group.dimensions))
+        for children in siblings:
             for node in list(children):
                 if node.fqn == fqn:
                     children.remove(node)
@@ -311,7 +324,7 @@ def _drop_users(tree: ModelDataset, user_type: UserType) -> None:
         for variable in list(group.variables):
             if not isinstance(variable.type, AtomicType) and str(variable.type).split("/")[-1] == user_type.name:
                 group.variables.remove(variable)
-        owners: list[Any] = [group, *group.variables]
+        owners: list[Group | Variable] = [group, *group.variables]
         for owner in owners:
             owner.attributes = [a for a in owner.attributes if isinstance(a.type, AtomicType)]
 
@@ -323,14 +336,14 @@ class _PlannedSource:
     """The source as the planned tree shows it: the variables left out of data copying read
     as their fill value."""
 
-    def __init__(self, source: Any, plan: _Plan) -> None:
+    def __init__(self, source: DatasetSource, plan: _Plan) -> None:
         self._source = source
         self.dataset = plan.tree
         self.storage = plan.storage
         self.data_model = plan.data_model
         self._with_data = {v.fqn for v in plan.with_data}
 
-    def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
+    def read(self, variable: Variable, selection: Hyperslab) -> np.ndarray:
         original = _find_variable(self._source.dataset, variable.fqn)
         if variable.fqn in self._with_data and original is not None:
             return self._source.read(original, selection)
@@ -339,19 +352,16 @@ class _PlannedSource:
         shape = tuple(s.stop - s.start for s in selection)
         return np.full(shape, _fill_of(variable, dtype), dtype=dtype)
 
-    def fill_from(self, variable: Variable, selection: tuple[slice, ...]) -> bool:
+    def fill_from(self, variable: Variable, selection: Hyperslab) -> bool:
         """Whether all values from the block's first one on, in C order, are fill values
-        (sources that can tell have a ``fill_from`` method)."""
-        tells = getattr(self._source, "fill_from", None)
-        return tells is not None and bool(tells(variable, selection))
+        (a parsed CDL text can tell)."""
+        return isinstance(self._source, ArraysSource) and self._source.fill_from(variable, selection)
 
     def close(self) -> None:
         """The caller closes the wrapped source."""
 
 
-def _fill_of(variable: Variable, dtype: np.dtype) -> Any:
-    from nczarr.api.maskscale import default_fill
-
+def _fill_of(variable: Variable, dtype: np.dtype) -> object:
     attribute = variable.find_attribute("_FillValue")
     if attribute is not None:
         return attribute.values if isinstance(attribute.values, str) else attribute.values[0]
@@ -360,56 +370,99 @@ def _fill_of(variable: Variable, dtype: np.dtype) -> Any:
     return default_fill(dtype) if default_fill(dtype) is not None else 0
 
 
-def _write_zarr(dst: Any, source: Any, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]) -> None:
-    from nczarr.api.dataset import Dataset as ApiDataset
-    from nczarr.formats import convention as make_convention
-    from nczarr.formats.session import Session
-    from nczarr.store import open_store
-
-    existed = local_path_exists(dst)
-    store = open_store(dst, "w", storage_options=options.storage_options or None)
+def _write_zarr(
+    dst: sources.DatasetLocation,
+    source: DatasetSource,
+    plan: _Plan,
+    options: CopyOptions,
+    advance: Callable[[int], None],
+) -> None:
+    """Create the planned tree as a new Zarr dataset at ``dst`` and copy the data into it,
+    holding the target's writer lock; a failure leaves nothing behind where nothing was."""
+    lock = writer_lock(_local_path(dst))  # before 'w' replaces what is there
     try:
-        Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage).close()
-        target = ApiDataset(store, "r+")
-        _fill_zarr(target, source, plan, options, advance)
-    except BaseException:
-        store.close()
-        if not existed:
-            remove_local(dst)  # a failed copy leaves nothing behind
-        raise
-
-
-def _fill_zarr(target: Any, source: Any, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]) -> None:
-    with target:
-        target.set_auto_maskandscale(False)
-        target.set_auto_chartostring(False)
-        planned = _PlannedSource(source, plan)
-        reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-copy-read")
+        existed = local_path_exists(dst)
         try:
-            for variable in plan.with_data:
-                handle = target[variable.fqn]
-                # blocks come in C order; a new dataset reads fill values where nothing was written
-                whole = _blocks(variable, plan.tree, handle, options.max_memory)
-                blocks = list(itertools.takewhile(lambda b, v=variable: not planned.fill_from(v, b), whole))
-                # the next block is read while this one is written
-                pending = reading.submit(planned.read, variable, blocks[0]) if blocks else None
-                for i, block in enumerate(blocks):
-                    data = pending.result()  # type: ignore[union-attr]
-                    if i + 1 < len(blocks):
-                        pending = reading.submit(planned.read, variable, blocks[i + 1])
-                    handle[block if block else ...] = data
-                    advance(data.size * _itemsize(data.dtype))
-        finally:
-            reading.shutdown(wait=True)
+            store = open_store(dst, "w", storage_options=options.storage_options or None)
+            try:
+                target = Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage)
+                _fill_zarr(target, source, plan, options, advance)
+                target.close()
+            finally:
+                store.close()
+        except BaseException:
+            if not existed:
+                remove_local(dst)  # a failed copy leaves nothing behind
+            raise
+    finally:
+        if lock is not None:
+            lock.release()
 
 
-def local_path_exists(dst: Any) -> bool:
+def _fill_zarr(
+    target: Session, source: DatasetSource, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]
+) -> None:
+    """Write the data of the variables that have some, block by block, the next block read
+    while the current one is written."""
+    planned = _PlannedSource(source, plan)
+    reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-copy-read")
+    try:
+        for variable in plan.with_data:
+            # blocks come in C order; a new dataset reads fill values where nothing was written
+            whole = _blocks(variable, target.array(variable).chunks, options.max_memory)
+            blocks = list(itertools.takewhile(partial(_holds_data, planned, variable), whole))
+            pending = reading.submit(planned.read, variable, blocks[0]) if blocks else None
+            for i, block in enumerate(blocks):
+                assert pending is not None
+                data = pending.result()
+                if i + 1 < len(blocks):
+                    pending = reading.submit(planned.read, variable, blocks[i + 1])
+                target.write(variable, block, data)
+                advance(data.size * _itemsize(data.dtype))
+    finally:
+        reading.shutdown(wait=True)
+
+
+def _holds_data(source: _PlannedSource, variable: Variable, block: Hyperslab) -> bool:
+    """Whether the source may hold other values than fill from ``block`` on."""
+    return not source.fill_from(variable, block)
+
+
+def _blocks(variable: Variable, chunks: tuple[int, ...], max_memory: int) -> Iterator[Hyperslab]:
+    """The blocks of a variable: a quarter of the budget each (one block read, one written,
+    their encoded chunks), never less than one chunk, which the engine encodes whole anyway."""
+    shape = tuple(d.size for d in _dimensions(variable))
+    chunks = chunks if len(chunks) == len(shape) else shape  # a scalar is stored as [1]
+    itemsize = _itemsize(value_dtype(_resolved_type(variable)))
+    budget = max(max_memory // 4, itemsize * math.prod(min(c, n) for c, n in zip(chunks, shape)))
+    return plan_blocks(shape, itemsize, budget, chunks)
+
+
+def _resolved_type(variable: Variable) -> AtomicType | UserType:
+    type = variable.type
+    if isinstance(type, AtomicType):
+        return type
+    assert variable.group is not None
+    found = resolve_type(variable.group, type)
+    assert found is not None, type  # the planned tree passed the target's checks
+    return found
+
+
+def _local_path(dst: sources.DatasetLocation) -> str | None:
+    """The local path of a target (for its writer lock), None for URLs."""
+    if isinstance(dst, Store):
+        return dst.local_path
+    path = os.fspath(dst)
+    return None if "://" in path else path
+
+
+def local_path_exists(dst: object) -> bool:
     """Whether ``dst`` is a local path (not a URL, not a store object) where something is."""
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
     return bool(path) and "://" not in path and os.path.lexists(path)
 
 
-def remove_local(dst: Any) -> None:
+def remove_local(dst: object) -> None:
     """Remove the local file or folder ``dst`` (a target this copy created); links are removed,
     never followed; URLs and store objects are left alone."""
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
@@ -424,31 +477,6 @@ def remove_local(dst: Any) -> None:
         log.warning("could not remove %r after a failed copy: %s", path, exc)
 
 
-def _blocks(variable: Variable, tree: ModelDataset, handle: Any, max_memory: int) -> Iterator[tuple[slice, ...]]:
-    """Hyperslabs covering the variable, aligned to its chunks, each within a quarter of the
-    memory budget (one being read, one being written, their encoded chunks)."""
-    shape = tuple(d.size for d in _dimensions(variable))
-    if not shape:
-        yield ()
-        return
-    if 0 in shape:
-        return
-    chunks = tuple(min(c, n) for c, n in zip(handle.chunking() if isinstance(handle.chunking(), list) else shape, shape))
-    itemsize = _itemsize(handle._dtype)
-    budget = max(max_memory // 4, itemsize * math.prod(chunks))
-    block = list(chunks)
-    for axis in reversed(range(len(shape))):
-        others = math.prod(block) // block[axis]
-        fits = max(1, budget // (others * itemsize))
-        whole = fits >= shape[axis]
-        block[axis] = shape[axis] if whole else max(chunks[axis], fits // chunks[axis] * chunks[axis])
-        if not whole:
-            break
-    ranges = [range(0, n, b) for n, b in zip(shape, block)]
-    for starts in itertools.product(*ranges):
-        yield tuple(slice(s, min(s + b, n)) for s, b, n in zip(starts, block, shape))
-
-
 def _itemsize(dtype: np.dtype) -> int:
     return _OBJECT_ITEMSIZE if dtype.hasobject else max(1, dtype.itemsize)
 
@@ -461,10 +489,15 @@ def _nbytes(variable: Variable, tree: ModelDataset) -> int:
 
 
 def _dimensions(variable: Variable) -> list[Dimension]:
-    return [
-        Dimension("", ref) if isinstance(ref, int) else resolve_dimension(variable.group, ref)  # type: ignore[arg-type, misc]
-        for ref in variable.dimensions
-    ]
+    """The dimensions of a variable (an anonymous one, given by its length, unnamed)."""
+    group = variable.group
+    assert group is not None
+    found: list[Dimension] = []
+    for ref in variable.dimensions:
+        dimension = Dimension("", ref) if isinstance(ref, int) else resolve_dimension(group, ref)
+        assert dimension is not None, ref  # the tree passed the model's checks
+        found.append(dimension)
+    return found
 
 
 def _variables(tree: Group) -> Iterator[Variable]:
@@ -482,9 +515,9 @@ def _find_variable(tree: Group, fqn: str) -> Variable | None:
 class ProgressBar:
     """A one-line progress bar on a terminal; silent elsewhere."""
 
-    def __init__(self, stream: Any = None, *, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = not quiet and getattr(self.stream, "isatty", lambda: False)()
+        self.enabled = not quiet and self.stream.isatty()
         self._last = 0.0
 
     def __call__(self, done: int, total: int) -> None:
@@ -505,4 +538,4 @@ class ProgressBar:
             self.stream.flush()
 
 
-__all__ = ["CopyError", "CopyOptions", "CopyReport", "ProgressBar", "copy"]
+__all__ = ["CopyOptions", "CopyReport", "ProgressBar", "copy"]

@@ -9,31 +9,22 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, Literal
 
 import numpy as np
 
-from nczarr.api.types import compound_dtype, dtype_of
-from nczarr.convert.source import DatasetSource
-from nczarr.errors import ArgumentError, DatasetNotFoundError, NCZarrError
-from nczarr.formats import FormatError, VariableStorage
-from nczarr.formats.common import (
-    DEFAULT_FILL,
-    atomic_type_of,
-    canonical_type_ref,
-    fill_attribute,
-    float32,
-    netcdf_chunks,
-    numpy_dtype,
-    raw_fqn,
-)
+from nczarr.errors import ArgumentError, DatasetNotFoundError, Hdf5Error, MissingExtraError, NCZarrError
+from nczarr.formats import FormatError
+from nczarr.formats.tree import canonical_type_ref, raw_fqn, reference_of
 from nczarr.model import (
     AtomicType,
     CompoundType,
-    Dataset,
     DataModel,
+    Dataset,
+    Dimension,
     EnumMember,
     EnumType,
     Group,
@@ -44,7 +35,33 @@ from nczarr.model import (
     VlenType,
     validate,
 )
-from nczarr.store._files import replace_file
+from nczarr.store import replace_file
+from nczarr.values.blocks import plan_blocks
+from nczarr.values.source import DatasetSource
+from nczarr.values.storage import (
+    BLOSC_CODES,
+    HDF5_BLOSC,
+    HDF5_BZIP2,
+    HDF5_DEFLATE,
+    HDF5_FILTER_OF,
+    HDF5_FLETCHER32,
+    HDF5_SHUFFLE,
+    HDF5_SZIP,
+    HDF5_ZSTD,
+    VariableStorage,
+    netcdf_chunks,
+)
+from nczarr.values.types import (
+    DEFAULT_FILL,
+    atomic_type_of,
+    compound_dtype,
+    default_fill,
+    element_dtype,
+    fill_attribute,
+    float32,
+    numpy_dtype,
+    value_dtype,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,27 +80,15 @@ HIDDEN = frozenset(
     }
 )
 _NON_COORD = "_nc4_non_coord_"
-# HDF5 filter ids netcdf-c uses.
-_DEFLATE, _SHUFFLE, _FLETCHER32, _SZIP = 1, 2, 3, 4
-_BZIP2, _ZSTD, _BLOSC = 307, 32015, 32001
-#: Blosc compressor codes in the HDF5 filter's parameters, by netCDF4's names.
-_BLOSC_CODES = {"blosc_lz": 0, "blosc_lz4": 1, "blosc_lz4hc": 2, "blosc_zlib": 4, "blosc_zstd": 5}
-_BLOSC_NAMES = {code: name for name, code in _BLOSC_CODES.items()}
-_FILTER_OF = {"bzip2": _BZIP2, "zstd": _ZSTD, **{name: _BLOSC for name in _BLOSC_CODES}}
+#: netCDF4's Blosc compression names by the compressor code in the HDF5 filter's parameters.
+_BLOSC_NAMES = {code: name for name, code in BLOSC_CODES.items()}
+#: netCDF4's compression names by the HDF5 filter of each (Blosc's by its parameters).
+_COMPRESSION_OF = {HDF5_DEFLATE: "zlib", HDF5_BZIP2: "bzip2", HDF5_ZSTD: "zstd"}
 # A guess of the bytes one value of a variable-length type takes in memory.
 _VARIABLE_ITEMSIZE = 64
 
 
-class MissingExtraError(NCZarrError, ImportError):
-    """An optional dependency that is not installed."""
-
-
-class Hdf5Error(NCZarrError, OSError):
-    """A file that is not a netCDF-4/HDF5 file, that h5netcdf could not read, or that
-    could not be created."""
-
-
-def require_h5netcdf() -> tuple[Any, Any]:
+def require_h5netcdf() -> tuple[ModuleType, ModuleType]:
     """h5netcdf and h5py, imported on first use; MissingExtraError naming the extra when
     they are not installed."""
     try:
@@ -100,7 +105,7 @@ def require_h5netcdf() -> tuple[Any, Any]:
 
 
 class Hdf5Reader:
-    """A netCDF-4 file open for reading (a :class:`~nczarr.convert.source.DatasetSource`)."""
+    """A netCDF-4 file open for reading (a :class:`~nczarr.values.source.DatasetSource`)."""
 
     dataset: Dataset
     storage: dict[str, VariableStorage]
@@ -154,6 +159,7 @@ class Hdf5Reader:
         dimensions = sorted(group.dimensions.values(), key=lambda d: _dimension_id(h5group, d.name))
         for dimension in dimensions:
             node.add_dimension(dimension.name, dimension.size, dimension.isunlimited())
+        self._resolver = Resolver()  # the tree changed: a new group, its dimensions
         self._types[id(node)] = []
         for name, item in h5group.items():
             if isinstance(item, self._h5py.Datatype):
@@ -162,13 +168,28 @@ class Hdf5Reader:
             key = name if name in h5group else _NON_COORD + name
             h5ds = h5group[key]
             tid = h5ds.id.get_type()
-            new = node.add_variable(name, self._type_ref(tid, node), variable.dimensions)
+            dimensions = self._dimension_refs(h5ds, variable.dimensions, node)
+            new = node.add_variable(name, self._type_ref(tid, node), dimensions)
             self._read_attributes(h5ds, new, node)
             self._datasets[new.fqn] = h5ds
             self.storage[new.fqn] = self._storage(new, h5ds, tid)
         self._read_attributes(h5group, node, node)
         for name, subgroup in group.groups.items():
             self._read_group(subgroup, node.add_group(name))
+
+    def _dimension_refs(self, h5ds: Any, names: tuple[str, ...], scope: Group) -> list[str | int]:
+        """A variable's dimensions as references from ``scope``: h5netcdf gives their names
+        only, so a dimension of a parent group that one of ``scope``'s own hides is found
+        by its dimension scale and named by its FQN."""
+        refs: list[str | int] = []
+        for axis, name in enumerate(names):
+            scales = h5ds.dims[axis]
+            if not len(scales):  # a phony dimension: h5netcdf's own name
+                refs.append(name)
+                continue
+            folder = scales[0].name.rpartition("/")[0]
+            refs.append(reference_of(f"{folder}/{name}", scope, self._resolver))
+        return refs
 
     def _read_type(self, group: Group, name: str, tid: Any) -> None:
         h5t = self._h5py.h5t
@@ -200,7 +221,8 @@ class Hdf5Reader:
 
     def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str:
         """The netCDF type of an HDF5 type: atomic, or a reference to an equal committed type
-        in ``scope`` or an ancestor (netcdf-c matches them the same way)."""
+        in ``scope`` or an ancestor, else anywhere in the file read so far (netcdf-c matches
+        them the same way; ncgen lets a group use a type of another branch)."""
         h5t = self._h5py.h5t
         kind = tid.get_class()
         if kind == h5t.STRING:
@@ -214,7 +236,11 @@ class Hdf5Reader:
             for candidate, node in self._types.get(id(group), ()):
                 if candidate == tid:
                     return canonical_type_ref(raw_fqn(node), scope, self._resolver)
-            group = group.parent  # type: ignore[assignment]
+            group = group.group  # the parent group
+        for types in self._types.values():
+            for candidate, node in types:
+                if candidate == tid:
+                    return canonical_type_ref(raw_fqn(node), scope, self._resolver)
         raise Hdf5Error(f"{self.path}: an HDF5 type in {scope.fqn} has no netCDF-4 equivalent")
 
     def _read_attributes(self, h5obj: Any, owner: Group | Variable, scope: Group) -> None:
@@ -230,11 +256,11 @@ class Hdf5Reader:
                 if not tid.is_variable_str() and (empty or attribute.shape == ()):
                     owner.add_attribute(name, AtomicType.CHAR, "" if empty else _text(h5obj.attrs[name]))
                 else:
-                    texts = [] if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
+                    texts: Iterable[object] = () if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
                     owner.add_attribute(name, AtomicType.STRING, [_text(t).rstrip("\0") for t in texts])
                 continue
             type = self._type_ref(tid, scope)
-            values = [] if empty else np.asarray(h5obj.attrs[name]).reshape(-1)
+            values: Iterable[object] = () if empty else np.asarray(h5obj.attrs[name]).reshape(-1)
             owner.add_attribute(name, type, [_model_value(v, type) for v in values])
 
     def _storage(self, variable: Variable, h5ds: Any, tid: Any) -> VariableStorage:
@@ -242,21 +268,21 @@ class Hdf5Reader:
         plist = h5ds.id.get_create_plist()
         for i in range(plist.get_nfilters()):
             code, _flags, values, filter_name = plist.get_filter(i)
-            if code == _SHUFFLE:
+            if code == HDF5_SHUFFLE:
                 settings["shuffle"] = True
-            elif code == _FLETCHER32:
+            elif code == HDF5_FLETCHER32:
                 settings["fletcher32"] = True
-            elif code in (_DEFLATE, _BZIP2, _ZSTD):
-                settings["compression"] = {_DEFLATE: "zlib", _BZIP2: "bzip2", _ZSTD: "zstd"}[code]
+            elif code in _COMPRESSION_OF:
+                settings["compression"] = _COMPRESSION_OF[code]
                 settings["complevel"] = int(values[0]) if values else 0
-            elif code == _BLOSC and len(values) >= 7 and values[6] in _BLOSC_NAMES:
+            elif code == HDF5_BLOSC and len(values) >= 7 and values[6] in _BLOSC_NAMES:
                 settings["compression"] = _BLOSC_NAMES[values[6]]
                 settings["complevel"], settings["blosc_shuffle"] = int(values[4]), int(values[5])
             else:
-                what = "szip" if code == _SZIP else f"HDF5 filter {code} ({filter_name.decode(errors='replace')})"
+                what = "szip" if code == HDF5_SZIP else f"HDF5 filter {code} ({filter_name.decode(errors='replace')})"
                 self.unsupported[variable.fqn] = f"{what} compression"
                 log.warning("%s: %s uses %s, which nczarr does not write", self.path, variable.fqn, what)
-        endian = "native"
+        endian: Literal["native", "little", "big"] = "native"
         if tid.get_class() in (self._h5py.h5t.INTEGER, self._h5py.h5t.FLOAT):
             endian = "big" if tid.get_order() == self._h5py.h5t.ORDER_BE else "little"
         # netcdf-c takes a variable without a user-defined HDF5 fill value as "no fill"
@@ -269,7 +295,7 @@ class Hdf5Reader:
         part beyond what the file holds (an unlimited dimension grown by other variables)
         is the fill value."""
         h5ds = self._datasets[variable.fqn]
-        dtype = self._numpy_dtype(variable)
+        dtype = self._value_dtype(variable)
         shape = tuple(s.stop - s.start for s in selection)
         inner = tuple(slice(min(s.start, n), min(s.stop, n)) for s, n in zip(selection, h5ds.shape))
         try:
@@ -302,17 +328,19 @@ class Hdf5Reader:
         out[tuple(slice(0, n) for n in data.shape)] = data
         return out
 
-    def _numpy_dtype(self, variable: Variable) -> np.dtype:
-        type = variable.type
-        if isinstance(type, str):
-            type = self._resolver.type(variable.group, type)  # type: ignore[arg-type,assignment]
-        if type is AtomicType.STRING or isinstance(type, VlenType):
-            return np.dtype(object)
-        if isinstance(type, (AtomicType, EnumType)):  # the file's byte order, no h5py metadata
-            return np.dtype(self._datasets[variable.fqn].dtype.str)
-        if isinstance(type, OpaqueType):
-            return np.dtype(f"V{type.size}")
-        return compound_dtype(None, type, view=False)  # type: ignore[arg-type]
+    def _value_dtype(self, variable: Variable) -> np.dtype:
+        """The dtype of the raw values of ``variable``; numbers (and enums) in the file's
+        byte order, without h5py's metadata."""
+        type = variable.type if isinstance(variable.type, AtomicType) else self._user_type(variable)
+        dtype = value_dtype(type, resolver=self._resolver)
+        return np.dtype(self._datasets[variable.fqn].dtype.str) if dtype.kind in "iuf" else dtype
+
+    def _user_type(self, variable: Variable) -> UserType:
+        group = variable.group
+        assert group is not None and isinstance(variable.type, str)
+        found = self._resolver.type(group, variable.type)
+        assert found is not None, variable.type  # the reader made the tree: every reference resolves
+        return found
 
     def _fill(self, variable: Variable, h5ds: Any, dtype: np.dtype) -> Any:
         if dtype.kind == "O":
@@ -404,7 +432,7 @@ def write_hdf5(
                 _Writer(h5py, h5file, source, chunking, progress, max_memory).write(nc)
             finally:  # before h5py closes the file h5netcdf writes to
                 nc.close()
-        replace_file(temporary, target)  # fsynced when NCZARR_FSYNC asks
+        replace_file(temporary, os.fspath(target))  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -439,9 +467,22 @@ def problems(
                 dimension = None if isinstance(ref, int) else resolver.dimension(group, ref)
                 if dimension is None or resolver.dimension(group, dimension.name) is not dimension:
                     found.append(f"{variable.fqn}: dimension {ref!r} is not one h5netcdf can name from its group")
+            user_type = None if isinstance(variable.type, AtomicType) else resolver.type(group, variable.type)
+            if user_type is not None and user_type.group not in _lineage(group):
+                found.append(f"{variable.fqn}: type {user_type.fqn} is not of its group or a parent; h5netcdf needs that")
             compression = (storage or {}).get(variable.fqn, VariableStorage()).compression
-            if compression in _FILTER_OF and not h5py.h5z.filter_avail(_FILTER_OF[compression]):
+            if compression in HDF5_FILTER_OF and not h5py.h5z.filter_avail(HDF5_FILTER_OF[compression]):
                 found.append(f"{variable.fqn}: HDF5 has no {compression} filter here (install hdf5plugin)")
+    return found
+
+
+def _lineage(group: Group) -> list[Group]:
+    """``group`` and the groups above it."""
+    found: list[Group] = []
+    current: Group | None = group
+    while current is not None:
+        found.append(current)
+        current = current.group
     return found
 
 
@@ -486,21 +527,27 @@ class _Writer:
 
     def _define_type(self, nc: Any, tp: UserType) -> Any:
         if isinstance(tp, EnumType):
-            return nc.create_enumtype(dtype_of(tp.base), tp.name, {m.name: m.value for m in tp.members})  # type: ignore[arg-type]
+            return nc.create_enumtype(value_dtype(tp), tp.name, {m.name: m.value for m in tp.members})
         if isinstance(tp, VlenType):
-            return nc.create_vltype(dtype_of(tp.base), tp.name)  # type: ignore[arg-type]
-        return nc.create_cmptype(compound_dtype(None, tp, view=False), tp.name)  # type: ignore[arg-type]
+            return nc.create_vltype(element_dtype(tp, packed=False), tp.name)
+        assert isinstance(tp, CompoundType)  # problems() refused opaque types
+        return nc.create_cmptype(compound_dtype(tp), tp.name)
 
     def _user_type(self, scope: Group, ref: str) -> UserType:
         found = self.resolver.type(scope, ref)
         assert found is not None, ref
         return found
 
+    def _dimension(self, scope: Group, ref: str | int) -> Dimension:
+        found = None if isinstance(ref, int) else self.resolver.dimension(scope, ref)
+        assert found is not None, ref  # problems() refused the others
+        return found
+
     def _define_variable(self, nc: Any, variable: Variable) -> None:
         group = variable.group
         assert group is not None
         storage = self.source.storage.get(variable.fqn, VariableStorage())
-        dimensions = [self.resolver.dimension(group, ref) for ref in variable.dimensions]  # type: ignore[arg-type]
+        dimensions = [self._dimension(group, ref) for ref in variable.dimensions]
         type = variable.type
         kwargs: dict[str, Any] = {}
         fill = fill_attribute(variable)
@@ -518,31 +565,31 @@ class _Writer:
             tp = self._user_type(group, type)
             dtype = self.types[tp.fqn]
             if fill is None and isinstance(tp, CompoundType):
-                fill = np.zeros((), compound_dtype(None, tp, view=False))
+                fill = np.zeros((), compound_dtype(tp))
             elif fill is None and isinstance(tp, EnumType):
-                fill = DEFAULT_FILL[tp.base]  # type: ignore[index]
+                fill = default_fill(value_dtype(tp))
         if not storage.fill:
             fill = None
             kwargs["fill_time"] = "never"
         if storage.compression == "zlib":
             kwargs.update(compression="gzip", compression_opts=storage.complevel)
         elif storage.compression == "zstd" or storage.compression == "bzip2":
-            kwargs.update(compression=_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
+            kwargs.update(compression=HDF5_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
         elif storage.compression is not None:
-            options = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, _BLOSC_CODES[storage.compression])
-            kwargs.update(compression=_BLOSC, compression_opts=options)
+            blosc = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, BLOSC_CODES[storage.compression])
+            kwargs.update(compression=HDF5_BLOSC, compression_opts=blosc)
         if storage.shuffle:
             kwargs["shuffle"] = True
         if storage.fletcher32:
             kwargs["fletcher32"] = True
         chunks = self.chunking(variable) if self.chunking is not None else None
         chunks = chunks or (storage.chunks if storage.chunks and len(storage.chunks) == len(dimensions) else None)
-        unlimited = [d.unlimited for d in dimensions]  # type: ignore[union-attr]
+        unlimited = [d.unlimited for d in dimensions]
         if chunks is None and dimensions and (set(kwargs) - {"fill_time"} or any(unlimited)):
             itemsize = np.dtype(getattr(dtype, "dtype", dtype)).itemsize
-            chunks = netcdf_chunks([d.size for d in dimensions], unlimited, itemsize)  # type: ignore[union-attr]
+            chunks = netcdf_chunks([d.size for d in dimensions], unlimited, itemsize)
         if chunks:  # HDF5 wants chunks no larger than a fixed dimension
-            chunks = tuple(c if u else max(1, min(c, d.size)) for c, u, d in zip(chunks, unlimited, dimensions))  # type: ignore[union-attr]
+            chunks = tuple(c if u else max(1, min(c, d.size)) for c, u, d in zip(chunks, unlimited, dimensions))
         else:
             chunks = None
         # h5netcdf makes these with neither fill value nor filters; they are made again below
@@ -555,7 +602,7 @@ class _Writer:
             warnings.simplefilter("ignore")  # h5netcdf's warnings about enum fill values
             nc.create_variable(
                 variable.name,
-                tuple(d.name for d in dimensions),  # type: ignore[union-attr]
+                tuple(d.name for d in dimensions),
                 dtype=dtype,
                 fillvalue=None if remade is not None else fill,
                 chunks=chunks,
@@ -563,7 +610,7 @@ class _Writer:
             )
         h5group = self.h5file[nc.name]
         h5ds = h5group[variable.name if variable.name in h5group else _NON_COORD + variable.name]
-        if remade is not None and variable.name not in {d.name for d in dimensions}:  # type: ignore[union-attr]
+        if remade is not None and variable.name not in {d.name for d in dimensions}:
             options = dict(kwargs, fillvalue=fill, chunks=chunks)
             if any(unlimited):  # h5py would chunk a variable with any maxshape
                 options["maxshape"] = tuple(None if u else n for u, n in zip(unlimited, h5ds.shape))
@@ -600,7 +647,7 @@ class _Writer:
             return
         dtype = h5ds.dtype
         itemsize = _VARIABLE_ITEMSIZE if dtype.kind == "O" else dtype.itemsize
-        for block in _blocks(shape, itemsize, h5ds.chunks, self.max_memory):
+        for block in plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks):
             data = self.source.read(variable, block)
             base = self.h5py.check_vlen_dtype(dtype)
             if base is not None and base not in (str, bytes):
@@ -636,44 +683,24 @@ def _recreate(h5group: Any, h5ds: Any, datatype: Any, options: dict[str, Any]) -
 def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
     """Model values of a user-typed attribute as an array h5py writes."""
     if isinstance(tp, EnumType):
-        return np.array(values, dtype=dtype_of(tp.base))  # type: ignore[arg-type]
+        return np.array(values, dtype=value_dtype(tp))
     if isinstance(tp, VlenType):
         array = np.empty(len(values), dtype=object)
         for i, value in enumerate(values):
-            array[i] = np.array(value, dtype=dtype_of(tp.base))  # type: ignore[arg-type]
+            array[i] = np.array(value, dtype=element_dtype(tp, packed=False))
         return array
-    dtype = compound_dtype(None, tp, view=False)  # type: ignore[arg-type]
+    assert isinstance(tp, CompoundType)  # problems() refused opaque types
+    dtype = compound_dtype(tp)
     return np.array([_record(v, dtype) for v in values], dtype=dtype)
 
 
 def _record(value: tuple[Any, ...], dtype: np.dtype) -> tuple[Any, ...]:
     fields = []
+    layout = dtype.fields
+    assert layout is not None
     for item, name in zip(value, dtype.names or ()):
-        field = dtype.fields[name][0]  # type: ignore[index]
+        field = layout[name][0]
         if isinstance(item, str) and field.base == np.dtype("S1"):
             item = np.frombuffer(item.encode("utf-8", "surrogateescape").ljust(field.shape[-1], b"\0"), "S1")
         fields.append(item)
     return tuple(fields)
-
-
-def _blocks(
-    shape: tuple[int, ...], itemsize: int, chunks: tuple[int, ...] | None, max_memory: int
-) -> Iterator[tuple[slice, ...]]:
-    """Hyperslabs that cover ``shape`` in order, each of about ``max_memory`` bytes at most
-    (never less than one value), whole chunks along the dimension that is split."""
-    block = list(shape)
-    for axis in range(len(shape)):
-        rest = math.prod(block[axis + 1 :]) * itemsize
-        if rest * block[axis] <= max_memory:
-            break
-        count = max(1, max_memory // max(1, rest))
-        if chunks is not None and count >= chunks[axis]:
-            count -= count % chunks[axis]
-        block[axis] = count
-        if count > 1:
-            break
-    starts = [range(0, n, b) for n, b in zip(shape, block)]
-    for corner in np.ndindex(*(len(r) for r in starts)):
-        yield tuple(
-            slice(starts[i][c], min(starts[i][c] + block[i], shape[i])) for i, c in enumerate(corner)
-        )

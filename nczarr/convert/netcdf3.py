@@ -1,5 +1,5 @@
 """netCDF-3 files natively: the classic format (CDF-1), the 64-bit offset format (CDF-2) and
-the 64-bit data format (CDF-5), read as a :class:`~nczarr.convert.source.DatasetSource` and
+the 64-bit data format (CDF-5), read as a :class:`~nczarr.values.source.DatasetSource` and
 written from any source.
 
 Facts are from Unidata's "NetCDF File Format Specification" (the header grammar, XDR
@@ -14,22 +14,24 @@ import math
 import mmap
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from nczarr.convert.source import DatasetSource
-from nczarr.errors import DatasetNotFoundError, NCZarrError
-from nczarr.formats import FormatError, VariableStorage
-from nczarr.formats.common import DEFAULT_FILL, fill_attribute, numpy_dtype
-from nczarr.model import AtomicType, Dataset, DataModel, Dimension, Group, Resolver, Variable
-from nczarr.store._files import replace_file
+from nczarr.errors import DatasetNotFoundError, Netcdf3Error
+from nczarr.formats import FormatError
+from nczarr.model import AtomicType, DataModel, Dataset, Dimension, Group, Resolver, Variable
+from nczarr.store import replace_file
+from nczarr.values.blocks import first_index, plan_blocks
+from nczarr.values.source import DatasetSource
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DATA_MODELS", "Netcdf3Error", "Netcdf3Reader", "problems", "write_netcdf3"]
+__all__ = ["DATA_MODELS", "Netcdf3Reader", "problems", "write_netcdf3"]
 
 #: netCDF4's data model names by the version byte after ``CDF``.
 DATA_MODELS = {1: "NETCDF3_CLASSIC", 2: "NETCDF3_64BIT_OFFSET", 5: "NETCDF3_64BIT_DATA"}
@@ -60,11 +62,6 @@ _INT_MAX = 2**31 - 1
 _UINT_MAX = 2**32 - 1
 
 
-class Netcdf3Error(NCZarrError, OSError):
-    """A file that is not netCDF-3, whose header is corrupt or truncated, or that could
-    not be created."""
-
-
 @dataclass(frozen=True)
 class _Kind:
     """The field widths of one netCDF-3 format version."""
@@ -84,11 +81,6 @@ class _Kind:
     @property
     def name(self) -> str:
         return DATA_MODELS[self.version]
-
-
-def _storage_dtype(type: AtomicType) -> np.dtype:
-    """The dtype of ``type`` in the file: big-endian numbers, ``S1`` for char."""
-    return numpy_dtype(type, "big")
 
 
 def _padded(size: int) -> int:
@@ -178,7 +170,7 @@ class Netcdf3Reader:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         try:
-            self._file = open(self.path, "rb")
+            self._file = open(self.path, "rb")  # noqa: SIM115 (open until close(): the memory map reads it)
         except FileNotFoundError:
             raise DatasetNotFoundError(f"{self.path}: no such file") from None
         try:
@@ -220,7 +212,7 @@ class Netcdf3Reader:
             cursor.non_neg()  # vsize: recomputed from the shape, as readers must for big variables
             begin = cursor.uint(kind.offset_bytes)
             record = bool(dims) and dims[0].unlimited
-            layout = _Layout(begin, tuple(d.size for d in dims), _storage_dtype(variable.type), record)
+            layout = _Layout(begin, tuple(d.size for d in dims), numpy_dtype(variable.type, "big"), record)
             self._layouts[variable.fqn] = layout
             if record:
                 recsizes.append(math.prod(layout.shape[1:]) * layout.dtype.itemsize)
@@ -242,7 +234,7 @@ class Netcdf3Reader:
             name = cursor.name()
             type = cursor.nc_type()
             count = cursor.non_neg()
-            dtype = _storage_dtype(type)
+            dtype = numpy_dtype(type, "big")
             raw = cursor.padded(count * dtype.itemsize)
             if type is AtomicType.CHAR:
                 owner.add_attribute(name, type, raw.decode("utf-8", errors="surrogateescape"))
@@ -358,8 +350,8 @@ def _plan(dataset: Dataset, data_model: str) -> _Plan:
         plan.dimensions.append(dim)
     unlimited = next((d for d in plan.dimensions if d.unlimited), None)
     plan.numrecs = unlimited.size if unlimited is not None else 0
-    if kind.version != 5 and plan.numrecs >= _UINT_MAX:
-        found.append(f"{unlimited.fqn}: {plan.numrecs} records do not fit {kind.name}")  # type: ignore[union-attr]
+    if unlimited is not None and kind.version != 5 and plan.numrecs >= _UINT_MAX:
+        found.append(f"{unlimited.fqn}: {plan.numrecs} records do not fit {kind.name}")
     for attribute in dataset.attributes:
         _check_attribute(plan, attribute)
     resolver = Resolver()
@@ -403,8 +395,9 @@ def _plan_variable(plan: _Plan, variable: Variable, resolver: Resolver) -> _Plan
         _check_attribute(plan, attribute)
     if bad:
         return None
-    type: AtomicType = variable.type  # type: ignore[assignment]
-    dtype = _storage_dtype(type)
+    type = variable.type
+    assert isinstance(type, AtomicType)  # _type_problem refused the others
+    dtype = numpy_dtype(type, "big")
     dims = [plan.dimensions[i] for i in dimids]
     fill = fill_attribute(variable)
     fill = DEFAULT_FILL[type] if fill is None else fill
@@ -433,7 +426,7 @@ def _encode(type: AtomicType, values: Any) -> bytes:
     if type is AtomicType.CHAR:
         text = values if isinstance(values, str) else "".join(values)
         return text.encode("utf-8", errors="surrogateescape")
-    return np.array(values, dtype=_storage_dtype(type)).tobytes()
+    return np.array(values, dtype=numpy_dtype(type, "big")).tobytes()
 
 
 def _lay_out(plan: _Plan) -> None:
@@ -500,13 +493,15 @@ def _header(plan: _Plan) -> bytes:
         valid = [a for a in owner.attributes if _type_problem(kind, a.type) is None]
         list_header(_NC_ATTRIBUTE, len(valid))
         for attribute in valid:
+            type = attribute.type
+            assert isinstance(type, AtomicType)  # _type_problem refused the others
             name(attribute.name)
-            out.append(_CODE_OF_TYPE[attribute.type].to_bytes(4, "big"))  # type: ignore[index]
+            out.append(_CODE_OF_TYPE[type].to_bytes(4, "big"))
             try:
-                data = _encode(attribute.type, attribute.values)  # type: ignore[arg-type]
+                data = _encode(type, attribute.values)
             except (OverflowError, ValueError, TypeError):
                 data = b""  # reported by _check_attribute
-            non_neg(len(data) // _storage_dtype(attribute.type).itemsize)  # type: ignore[arg-type]
+            non_neg(len(data) // numpy_dtype(type, "big").itemsize)
             padded(data)
 
     non_neg(plan.numrecs)
@@ -616,9 +611,9 @@ class _Writer:
 
     def _variable(self, planned: _PlannedVariable, base: int, shape: tuple[int, ...], lead: tuple[slice, ...]) -> None:
         """Write the values of ``shape`` (after the leading ``lead`` selection) from ``base``."""
-        for selection, index in _blocks(shape, planned.dtype.itemsize, self.budget):
+        for selection in plan_blocks(shape, planned.dtype.itemsize, self.budget):
             values = self._values(planned, (*lead, *selection))
-            self._write(base + index * planned.dtype.itemsize, values)
+            self._write(base + first_index(selection, shape) * planned.dtype.itemsize, values)
 
     def _values(self, planned: _PlannedVariable, selection: tuple[slice, ...]) -> np.ndarray:
         values = np.asarray(self.source.read(planned.variable, selection))
@@ -635,7 +630,7 @@ class _Writer:
     def _write(self, offset: int, values: np.ndarray) -> None:
         if self.out.tell() != offset:
             self.out.seek(offset)
-        self.out.write(memoryview(values).cast("B"))
+        self.out.write(values.data.cast("B"))
         if self.progress is not None:
             self.progress(values.nbytes)
 
@@ -643,25 +638,3 @@ class _Writer:
 def _pattern(planned: _PlannedVariable, size: int) -> bytes:
     """``size`` bytes of the variable's fill value, repeated (netcdf-c fills padding so)."""
     return (planned.fill * (size // len(planned.fill) + 1))[:size]
-
-
-def _blocks(shape: tuple[int, ...], itemsize: int, budget: int) -> Iterator[tuple[tuple[slice, ...], int]]:
-    """Selections of at most ``budget`` bytes (at least one value) that are contiguous in C
-    order, with the flat index of each one's first value."""
-    if not shape:
-        yield (), 0
-        return
-    if 0 in shape:
-        return
-    axis = next((k for k in range(len(shape)) if math.prod(shape[k + 1 :]) * itemsize <= budget), len(shape) - 1)
-    inner = math.prod(shape[axis + 1 :])
-    step = max(1, budget // (inner * itemsize))
-    tail = tuple(slice(0, n) for n in shape[axis + 1 :])
-    for outer in np.ndindex(*shape[:axis]):
-        flat = 0
-        for i, n in zip(outer, shape[:axis]):
-            flat = flat * n + i
-        for start in range(0, shape[axis], step):
-            stop = min(shape[axis], start + step)
-            selection = (*(slice(i, i + 1) for i in outer), slice(start, stop), *tail)
-            yield selection, (flat * shape[axis] + start) * inner

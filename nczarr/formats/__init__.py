@@ -8,16 +8,12 @@ needs no name: :func:`detect` recognises the convention from the root's document
 
 from __future__ import annotations
 
-from nczarr.errors import MetadataError
-from nczarr.formats.base import (
-    COMPRESSIONS,
-    Convention,
-    FormatError,
-    StoredDataset,
-    VariableStorage,
-    path_of,
-)
-from nczarr.formats.common import RootDocuments
+import errno
+import os
+
+from nczarr.errors import DatasetNotFoundError, FormatError, MetadataError
+from nczarr.formats.base import Convention, StoredDataset, path_of
+from nczarr.formats.dialect import RootDocuments
 from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.nczarr3 import Nczarr
 from nczarr.formats.purezarr import PureZarr, PureZarrV2
@@ -59,8 +55,29 @@ def detect(store: Store, root: RootDocuments | None = None) -> Convention:
     raise FormatError(f"{store!r} holds no Zarr dataset: no zarr.json, .zgroup or .nczarr at its root")
 
 
+def stored_dataset(store: Store, display: str, *, new_if_empty: bool = False) -> tuple[Convention, RootDocuments] | None:
+    """The convention and root documents of the dataset ``store`` holds. An empty store holds
+    none: None where it may become a new dataset (``new_if_empty``: netCDF4's 'a' and 'r+'
+    create one), else DatasetNotFoundError naming ``display``, as for a missing file."""
+    root = RootDocuments.read(store)
+    try:
+        return detect(store, root), root
+    except FormatError:
+        if next(iter(store.list_prefix("")), None) is not None:
+            raise
+        if new_if_empty:
+            return None
+        raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display) from None
+
+
+def require_local(target: str, display: str) -> None:
+    """DatasetNotFoundError naming ``display`` where ``target`` is a local path that does not
+    exist (a URL is asked when its store opens)."""
+    if "://" not in target and not os.path.exists(target):
+        raise DatasetNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), display)
+
+
 __all__ = [
-    "COMPRESSIONS",
     "CONVENTIONS",
     "DEFAULT_FORMAT",
     "Convention",
@@ -71,8 +88,9 @@ __all__ = [
     "PureZarrV2",
     "RootDocuments",
     "StoredDataset",
-    "VariableStorage",
     "convention",
     "detect",
     "path_of",
+    "require_local",
+    "stored_dataset",
 ]

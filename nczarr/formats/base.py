@@ -12,56 +12,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from nczarr.errors import NCZarrError
-from nczarr.model import Dataset, Group, Variable
+from nczarr.formats.dialect import RootDocuments
+from nczarr.model import Dataset, Group, Variable, split_fqn
 from nczarr.store.base import Store
-from nczarr.zarr.codecs.defaults import COMPRESSIONS
+from nczarr.values.storage import VariableStorage
 from nczarr.zarr.metadata import ArrayMetadata
-
-if TYPE_CHECKING:
-    from nczarr.formats.common import RootDocuments
-
-
-class FormatError(NCZarrError, ValueError):
-    """A dataset that a convention cannot hold, or a store that breaks its convention."""
-
-
-class MissingNodeError(FormatError):
-    """A group or array that its parent lists but whose document is absent (when read
-    through a consolidated copy: a copy left stale by a program that does not keep it)."""
-
-
-@dataclass(frozen=True)
-class VariableStorage:
-    """How a variable's data is stored: netCDF-4's chunking, filter and fill settings.
-
-    ``chunks`` None lets the convention choose; ``fill`` False turns fill values off (netCDF4
-    ``fill_value=False``). The fill value itself is the variable's ``_FillValue`` attribute,
-    else the netCDF default for its type. ``codecs`` holds the codec metadata as read from a
-    store (v3 ``codecs`` list, or v2 ``{"filters": ..., "compressor": ...}``), so a dataset
-    that is read and written again keeps codecs the settings above cannot name."""
-
-    chunks: tuple[int, ...] | None = None
-    compression: str | None = None
-    complevel: int = 4
-    shuffle: bool = False
-    fletcher32: bool = False
-    endian: Literal["native", "little", "big"] = "native"
-    fill: bool = True
-    blosc_shuffle: int = 1
-    codecs: Any = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.compression == "szip":
-            raise FormatError("szip compression has no Zarr codec (numcodecs has none); use zlib or zstd")
-        if self.compression is not None and self.compression not in COMPRESSIONS:
-            raise FormatError(
-                f"unknown compression {self.compression!r}; use one of {', '.join(COMPRESSIONS)}"
-            )
-        if self.endian not in ("native", "little", "big"):
-            raise FormatError(f"endian must be 'native', 'little' or 'big', not {self.endian!r}")
 
 
 @dataclass
@@ -132,6 +89,4 @@ def checked_scope(dataset: Dataset, only: Variable | None) -> Iterator[tuple[Gro
 
 def path_of(fqn: str) -> str:
     """The store path of the node with this FQN (names are stored unescaped)."""
-    from nczarr.model import split_fqn
-
     return "/".join(split_fqn(fqn))

@@ -16,18 +16,45 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nczarr.formats import common as c
-from nczarr.formats.base import (
-    checked_scope,
-    Convention,
-    FormatError,
-    MissingNodeError,
-    StoredDataset,
-    VariableStorage,
-    path_of,
+from nczarr.errors import FormatError, MissingNodeError
+from nczarr.formats.attributes import values_to_json
+from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
+from nczarr.formats.chunks import chunks_for
+from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs
+from nczarr.formats.dialect import RootDocuments, compact_json, dumps
+from nczarr.formats.documents import DocumentSource, is_nczarr_v2_root, start_reading
+from nczarr.formats.fills import char_byte, fill_from_json, fill_json, keep_fill
+from nczarr.formats.keys import (
+    ARRAY,
+    ARRAY_DIMENSIONS,
+    ATTR,
+    ATTRS,
+    GROUP,
+    NCPROPERTIES,
+    NCZARR_NCPROPERTIES,
+    NETCDF_C_NCPROPERTIES,
+    OLD_UPPER,
+    SUPERBLOCK,
+    join_path,
 )
+from nczarr.formats.tree import (
+    anonymous_dimensions,
+    default_maxstrlen,
+    drop_anonymous,
+    group_dimensions_json,
+    listed_children,
+    maxstrlen,
+    nczarr_problems,
+    raw_fqn,
+    read_attributes,
+    read_dimension_refs,
+    read_dimensions,
+    variable_dimensions,
+)
+from nczarr.formats.typecodes import parse_v2_typestr, type_code, v2_typestr
 from nczarr.model import (
     AtomicType,
+    AttributeValue,
     Dataset,
     Dimension,
     Group,
@@ -35,11 +62,14 @@ from nczarr.model import (
     Variable,
 )
 from nczarr.store.base import Store
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype
 from nczarr.zarr.hierarchy import new_array_metadata
+from nczarr.zarr.jsonvalue import JSONObject
 from nczarr.zarr.metadata import ZARRAY, ZATTRS, ZGROUP, ArrayMetadata, ArrayMetadataV2
 
 #: The separate objects of NCZarr 1.0.0 (netcdf-c 4.8.0 and 4.8.1-dev, §3.1); the superblock
-#: is c.V1_SUPERBLOCK.
+#: is V1_SUPERBLOCK.
 _V1_GROUP = ".nczgroup"
 _V1_ARRAYS = (".nczarray", ".nczvar")
 _V1_ATTRS = (".nczattrs", ".nczattr")
@@ -56,13 +86,13 @@ class ArrayPlan:
     chunks: tuple[int, ...]
     strlen: int
     endian: Literal["little", "big"]
-    fill: Any  # None: no fill
-    filters: list[dict[str, Any]] | None
-    compressor: dict[str, Any] | None
+    fill: AttributeValue  # None: no fill
+    filters: list[JSONObject] | None
+    compressor: JSONObject | None
 
     @property
     def dtype(self) -> np.dtype:
-        return c.numpy_dtype(self.type, self.endian, self.strlen)
+        return numpy_dtype(self.type, self.endian, self.strlen)
 
 
 class NczarrV2(Convention):
@@ -83,20 +113,10 @@ class NczarrV2(Convention):
 
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
-        if c.V1_SUPERBLOCK in root_documents:
-            return True
-        for key, names in ((ZATTRS, (c.SUPERBLOCK,)), (ZGROUP, (c.SUPERBLOCK, c.OLD_UPPER[c.SUPERBLOCK]))):
-            if key in root_documents:
-                try:
-                    doc = c.root_document(root_documents, key)
-                except FormatError:
-                    return False
-                if isinstance(doc, dict) and any(n in doc for n in names):
-                    return True
-        return False
+        return is_nczarr_v2_root(root_documents)
 
     def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
-        found = c.nczarr_problems(dataset, only)
+        found = nczarr_problems(dataset, only)
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
                 found.append(
@@ -122,20 +142,20 @@ class NczarrV2(Convention):
     # -- reading -----------------------------------------------------------------------
 
     def read(
-        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+        self, store: Store, *, use_consolidated: bool | None = None, root: RootDocuments | None = None
     ) -> StoredDataset:
-        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
+        source, dataset, stored = start_reading(self, store, use_consolidated, root)
         pending: list[tuple[Group, str, dict[str, Any]]] = []
         self._read_group(source, "", dataset, pending)
         resolver = Resolver()
         for group, name, docs in pending:
             self._read_array(group, name, docs, resolver, stored)
-        c.drop_anonymous(dataset)
+        drop_anonymous(dataset)
         return stored
 
     def _read_group(
         self,
-        source: c.DocumentSource,
+        source: DocumentSource,
         path: str,
         group: Group,
         pending: list[tuple[Group, str, dict[str, Any]]],
@@ -147,37 +167,37 @@ class NczarrV2(Convention):
             path, group = groups.pop()
             docs = _node_documents(source, [path])[path]
             if ZGROUP not in docs:
-                raise MissingNodeError(f"{c.join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
+                raise MissingNodeError(f"{join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
             info = _first_dict(
-                docs, (ZATTRS, c.GROUP), (ZGROUP, c.GROUP), (ZGROUP, c.OLD_UPPER[c.GROUP]), (_V1_GROUP,)
+                docs, (ZATTRS, GROUP), (ZGROUP, GROUP), (ZGROUP, OLD_UPPER[GROUP]), (_V1_GROUP,)
             )
-            where = c.join_path(path, ZATTRS)
-            c.read_dimensions(group, info, where)
+            where = join_path(path, ZATTRS)
+            read_dimensions(group, info, where)
             _read_attributes(group, docs, path, None)
-            names, group_names = c.listed_children(info, where, "arrays", "vars")
-            found = _node_documents(source, [c.join_path(path, name) for name in names])
+            names, group_names = listed_children(info, where, "arrays", "vars")
+            found = _node_documents(source, [join_path(path, name) for name in names])
             for name in names:
-                array_docs = found[c.join_path(path, name)]
+                array_docs = found[join_path(path, name)]
                 if ZARRAY not in array_docs:
                     raise MissingNodeError(
-                        f"{c.join_path(c.join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
+                        f"{join_path(join_path(path, name), ZARRAY)}: missing; array is listed in {where}"
                     )
                 pending.append((group, name, array_docs))
-            children = [(c.join_path(path, name), group.add_group(name)) for name in group_names]
+            children = [(join_path(path, name), group.add_group(name)) for name in group_names]
             groups.extend(reversed(children))
 
     def _read_array(
         self, group: Group, name: str, docs: dict[str, Any], resolver: Resolver, stored: StoredDataset
     ) -> None:
-        path = c.join_path(path_of(group.fqn), name)
-        where = c.join_path(path, ZARRAY)
+        path = join_path(path_of(group.fqn), name)
+        where = join_path(path, ZARRAY)
         zarray = dict(docs[ZARRAY])
-        type = c.parse_v2_typestr(zarray.get("dtype"), where)[0]
+        type = parse_v2_typestr(zarray.get("dtype"), where)[0]
         info = _first_dict(
             docs,
-            (ZATTRS, c.ARRAY),
-            (ZARRAY, c.ARRAY),
-            (ZARRAY, c.OLD_UPPER[c.ARRAY]),
+            (ZATTRS, ARRAY),
+            (ZARRAY, ARRAY),
+            (ZARRAY, OLD_UPPER[ARRAY]),
             (_V1_ARRAYS[0],),
             (_V1_ARRAYS[1],),
         )
@@ -185,17 +205,17 @@ class NczarrV2(Convention):
         scalar = "scalar" in info or info.get("storage") == "scalar"
         shape = tuple(zarray.get("shape", ()))
         variable = group.add_variable(name, type)
-        c.read_dimension_refs(variable, [] if scalar else refs, () if scalar else shape, where, resolver)
+        read_dimension_refs(variable, [] if scalar else refs, () if scalar else shape, where, resolver)
         _read_attributes(variable, docs, path, type)
-        fill_json = zarray.get("fill_value")
-        if fill_json is not None:
-            c.keep_fill(variable, type, c.fill_from_json(type, fill_json, where))
+        stored_fill = zarray.get("fill_value")
+        if stored_fill is not None:
+            keep_fill(variable, type, fill_from_json(type, stored_fill, where))
         metadata = _engine_metadata(zarray, type, docs.get(ZATTRS, {}), where)
         endian = "big" if metadata.dtype.byteorder == ">" and metadata.dtype.itemsize > 1 else "native"
         chain = [*(metadata.filters or ()), *([metadata.compressor] if metadata.compressor else [])]
         raw = {"filters": zarray.get("filters"), "compressor": zarray.get("compressor")}
-        stored.storage[variable.fqn] = c.storage_from_chain(
-            chain, metadata.chunks, endian, fill_json is not None, raw
+        stored.storage[variable.fqn] = storage_from_chain(
+            chain, metadata.chunks, endian, stored_fill is not None, raw
         )
         stored.arrays[variable.fqn] = metadata
 
@@ -209,24 +229,24 @@ class NczarrV2(Convention):
         type = variable.type
         if not isinstance(type, AtomicType):
             raise FormatError(f"{variable.fqn}: user-defined type {type} cannot be stored in {self.name}")
-        dimensions = c.variable_dimensions(variable, resolver)
-        strlen = c.maxstrlen(variable) if type is AtomicType.STRING else 1
+        dimensions = variable_dimensions(variable, resolver)
+        strlen = maxstrlen(variable) if type is AtomicType.STRING else 1
         itemsize = 8 if type is AtomicType.STRING else type.size or 1
         shape = tuple(d.size for d in dimensions) or (1,)
-        chunks = c.chunks_for(storage, dimensions, shape, itemsize)
+        chunks = chunks_for(storage, dimensions, shape, itemsize)
         endian: Literal["little", "big"] = "big" if storage.endian == "big" else "little"
         fill = None
         if storage.fill:
-            value = c.fill_attribute(variable)
-            fill = c.DEFAULT_FILL[type] if value is None else value
-        if storage.codecs is not None and isinstance(storage.codecs, dict) and "compressor" in storage.codecs:
-            filters = storage.codecs.get("filters")
-            compressor = storage.codecs.get("compressor")
+            value = fill_attribute(variable)
+            fill = DEFAULT_FILL[type] if value is None else value
+        stored_v2 = stored_v2_codecs(storage)
+        if stored_v2 is not None:
+            filters, compressor = stored_v2
             if not self.byte_compatible:
                 filters = [_real_shuffle(f, itemsize) for f in filters] if filters else filters
         else:
-            chain = c.netcdf_chain(
-                storage, c.numpy_dtype(type, endian, strlen).itemsize, self.byte_compatible
+            chain = netcdf_chain(
+                storage, numpy_dtype(type, endian, strlen).itemsize, self.byte_compatible
             )
             filters, compressor = (chain[:-1] or None, chain[-1]) if chain else (None, None)
         return ArrayPlan(type, dimensions, shape, chunks, strlen, endian, fill, filters, compressor)
@@ -235,7 +255,7 @@ class NczarrV2(Convention):
         plan = self.plan(variable, storage)
         fill = plan.fill
         if isinstance(fill, str):
-            fill = c.char_byte(fill) if plan.type is AtomicType.CHAR else fill.encode()
+            fill = char_byte(fill) if plan.type is AtomicType.CHAR else fill.encode()
         metadata = new_array_metadata(
             zarr_format=2,
             shape=plan.shape,
@@ -254,53 +274,53 @@ class NczarrV2(Convention):
         dump = self._dump
         for group in dataset.walk():
             path = path_of(group.fqn)
-            attrs, types = self._attributes(group, c.default_maxstrlen(dataset))
+            attrs, types = self._attributes(group, default_maxstrlen(dataset))
             is_root = group is dataset
             if is_root:
-                attrs[c.NCPROPERTIES] = (
-                    c.NETCDF_C_NCPROPERTIES if self.byte_compatible else c.NCZARR_NCPROPERTIES
+                attrs[NCPROPERTIES] = (
+                    NETCDF_C_NCPROPERTIES if self.byte_compatible else NCZARR_NCPROPERTIES
                 )
-                types[c.NCPROPERTIES] = ">S1"
-            dimensions = [*group.dimensions, *(c.anonymous_dimensions(dataset) if is_root else [])]
-            attrs[c.GROUP] = {
-                "dimensions": c.group_dimensions_json(dimensions, dict_form=False),
+                types[NCPROPERTIES] = ">S1"
+            dimensions = [*group.dimensions, *(anonymous_dimensions(dataset) if is_root else [])]
+            attrs[GROUP] = {
+                "dimensions": group_dimensions_json(dimensions, dict_form=False),
                 "arrays": [v.name for v in group.variables],
                 "groups": [g.name for g in group.groups],
             }
-            types[c.GROUP] = "|J0"
+            types[GROUP] = "|J0"
             if is_root:
-                attrs[c.SUPERBLOCK] = {"version": "2.0.0"}
-                types[c.SUPERBLOCK] = "|J0"
-            out[c.join_path(path, ZGROUP)] = dump({"zarr_format": 2})
-            out[c.join_path(path, ZATTRS)] = dump(_with_types(attrs, types))
+                attrs[SUPERBLOCK] = {"version": "2.0.0"}
+                types[SUPERBLOCK] = "|J0"
+            out[join_path(path, ZGROUP)] = dump({"zarr_format": 2})
+            out[join_path(path, ZATTRS)] = dump(_with_types(attrs, types))
             for variable in group.variables:
-                vpath = c.join_path(path, variable.name)
+                vpath = join_path(path, variable.name)
                 storage = stored.storage.get(variable.fqn, VariableStorage())
                 plan = self.plan(variable, storage, resolver)
                 zarray = {
                     "zarr_format": 2,
                     "shape": list(plan.shape),
-                    "dtype": c.v2_typestr(plan.type, plan.endian, plan.strlen),
+                    "dtype": v2_typestr(plan.type, plan.endian, plan.strlen),
                     "chunks": list(plan.chunks),
-                    "fill_value": None if plan.fill is None else c.fill_json(plan.type, plan.fill),
+                    "fill_value": None if plan.fill is None else fill_json(plan.type, plan.fill),
                     "order": "C",
                     "compressor": plan.compressor,
                     "filters": plan.filters,
                 }
-                attrs, types = self._attributes(variable, c.maxstrlen(variable))
-                attrs[c.ARRAY_DIMENSIONS] = [d.name for d in plan.dimensions] or ["_scalar_"]
-                info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
+                attrs, types = self._attributes(variable, maxstrlen(variable))
+                attrs[ARRAY_DIMENSIONS] = [d.name for d in plan.dimensions] or ["_scalar_"]
+                info: dict[str, Any] = {"dimension_references": [raw_fqn(d) for d in plan.dimensions]}
                 if not plan.dimensions:
                     info["scalar"] = 1
                 info["storage"] = "chunked"
-                attrs[c.ARRAY] = info
-                types[c.ARRAY] = "|J0"
-                out[c.join_path(vpath, ZARRAY)] = dump(zarray)
-                out[c.join_path(vpath, ZATTRS)] = dump(_with_types(attrs, types))
+                attrs[ARRAY] = info
+                types[ARRAY] = "|J0"
+                out[join_path(vpath, ZARRAY)] = dump(zarray)
+                out[join_path(vpath, ZATTRS)] = dump(_with_types(attrs, types))
         return out
 
     def _dump(self, obj: Any) -> bytes:
-        return c.dumps(obj, byte_compatible=self.byte_compatible)
+        return dumps(obj, byte_compatible=self.byte_compatible)
 
     def _attributes(self, owner: Group | Variable, strlen: int) -> tuple[dict[str, Any], dict[str, str]]:
         attrs: dict[str, Any] = {}
@@ -308,8 +328,8 @@ class NczarrV2(Convention):
         for attribute in owner.attributes:
             type = attribute.type
             assert isinstance(type, AtomicType)  # problems() refuses user types
-            attrs[attribute.name] = c.values_to_json(type, attribute.values)
-            types[attribute.name] = c.type_code(type, strlen)
+            attrs[attribute.name] = values_to_json(type, attribute.values)
+            types[attribute.name] = type_code(type, strlen)
         return attrs, types
 
 
@@ -320,8 +340,8 @@ def _real_shuffle(codec: dict[str, Any], itemsize: int) -> dict[str, Any]:
 
 
 def _with_types(attrs: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
-    types[c.ATTR] = "|J0"
-    attrs[c.ATTR] = {"types": types}
+    types[ATTR] = "|J0"
+    attrs[ATTR] = {"types": types}
     return attrs
 
 
@@ -330,14 +350,14 @@ def _read_attributes(
 ) -> None:
     holder = _first_dict(
         docs,
-        (ZATTRS, c.ATTR),
-        (ZATTRS, c.ATTRS),
-        (ZATTRS, c.OLD_UPPER[c.ATTR]),
+        (ZATTRS, ATTR),
+        (ZATTRS, ATTRS),
+        (ZATTRS, OLD_UPPER[ATTR]),
         (_V1_ATTRS[0],),
         (_V1_ATTRS[1],),
     )
     types = holder.get("types", holder.get("attribute_types", {}))
-    c.read_attributes(owner, docs.get(ZATTRS, {}), types, c.join_path(path, ZATTRS), var_type)
+    read_attributes(owner, docs.get(ZATTRS, {}), types, join_path(path, ZATTRS), var_type)
 
 
 def _engine_metadata(
@@ -347,14 +367,14 @@ def _engine_metadata(
     text (netcdf-c) rather than base64 (zarr-python), a missing ``order`` taken as C."""
     doc = dict(zarray)
     doc.setdefault("order", "C")
-    for key in (c.ARRAY, c.OLD_UPPER[c.ARRAY]):
+    for key in (ARRAY, OLD_UPPER[ARRAY]):
         doc.pop(key, None)
     if type is AtomicType.CHAR:
         doc["dtype"] = ">S1"
     fill = doc.get("fill_value")
     if type in (AtomicType.CHAR, AtomicType.STRING) and fill is not None:
-        text = fill if isinstance(fill, str) else c.compact_json(fill)
-        raw = c.char_byte(text) if type is AtomicType.CHAR else text.encode()
+        text = fill if isinstance(fill, str) else compact_json(fill)
+        raw = char_byte(text) if type is AtomicType.CHAR else text.encode()
         doc["fill_value"] = base64.standard_b64encode(raw).decode()
     try:
         return ArrayMetadataV2.from_json(doc, attrs)
@@ -362,11 +382,11 @@ def _engine_metadata(
         raise FormatError(f"{where}: {exc}") from exc
 
 
-def _node_documents(source: c.DocumentSource, paths: list[str]) -> dict[str, dict[str, Any]]:
+def _node_documents(source: DocumentSource, paths: list[str]) -> dict[str, dict[str, Any]]:
     """The documents of the nodes at ``paths`` (by path, then by document name), in one batch."""
-    found = source.documents(c.join_path(path, name) for path in paths for name in _NODE_DOCS)
+    found = source.documents(join_path(path, name) for path in paths for name in _NODE_DOCS)
     return {
-        path: {name: found[key] for name in _NODE_DOCS if (key := c.join_path(path, name)) in found}
+        path: {name: found[key] for name in _NODE_DOCS if (key := join_path(path, name)) in found}
         for path in paths
     }
 

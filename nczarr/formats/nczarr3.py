@@ -17,20 +17,37 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nczarr.formats import common as c
-from nczarr.formats.base import (
-    checked_scope,
-    Convention,
-    FormatError,
-    MissingNodeError,
-    StoredDataset,
-    VariableStorage,
-    path_of,
+from nczarr.errors import FormatError, MissingNodeError, UnsizedTypeError
+from nczarr.formats.attributes import values_from_json, values_to_json
+from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
+from nczarr.formats.chunks import chunks_for, keep_chunk_keys
+from nczarr.formats.codecs import storage_from_chain, stored_v3_codecs, v3_codecs
+from nczarr.formats.dialect import RootDocuments
+from nczarr.formats.documents import DocumentSource, root_attributes, start_reading
+from nczarr.formats.fills import char_byte, fill_to_netcdf, keep_fill, xarray_fill_json
+from nczarr.formats.keys import ARRAY, ATTR, ATTRS, GROUP, SUPERBLOCK, join_path
+from nczarr.formats.tree import (
+    UserDecoder,
+    anonymous_dimensions,
+    canonical_type_ref,
+    drop_anonymous,
+    group_dimensions_json,
+    listed_children,
+    nczarr_problems,
+    object_member,
+    raw_fqn,
+    read_attributes,
+    read_dimension_refs,
+    read_dimensions,
+    type_at,
+    variable_dimensions,
 )
+from nczarr.formats.typecodes import ATOMIC_BY_NAME, parse_type_code, type_code
 from nczarr.model import (
     AtomicType,
-    DataModel,
+    AttributeValue,
     CompoundType,
+    DataModel,
     Dataset,
     Dimension,
     EnumMember,
@@ -45,7 +62,11 @@ from nczarr.model import (
     VlenType,
 )
 from nczarr.store.base import Store
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype, packed_dtype
+from nczarr.zarr.codecs.compress import BLOSC_SHUFFLES
 from nczarr.zarr.hierarchy import new_array_metadata
+from nczarr.zarr.jsonvalue import JSON
 from nczarr.zarr.metadata import (
     ZARR_JSON,
     ArrayMetadata,
@@ -56,7 +77,6 @@ from nczarr.zarr.metadata import (
 SUPERBLOCK_VERSION = "3.0.0"
 #: Codec names of the netcdf-c fork (numcodecs v2 ids, §5.3) → names this engine reads.
 _FORK_CODECS = {"shuffle": "numcodecs.shuffle", "fletcher32": "numcodecs.fletcher32", "bz2": "numcodecs.bz2"}
-_BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 
 Resolved = AtomicType | UserType
 
@@ -69,7 +89,7 @@ class ArrayPlanV3:
     dimensions: list[Dimension]
     dtype: np.dtype
     string_kind: Literal["string", "bytes"]
-    fill: Any  # None: the data type's default
+    fill: AttributeValue  # None: the data type's default
     nczarr_type: str | None
 
 
@@ -86,10 +106,10 @@ class Nczarr(Convention):
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
         attributes = root_attributes(root_documents)
-        return attributes is not None and c.SUPERBLOCK in attributes
+        return attributes is not None and SUPERBLOCK in attributes
 
     def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
-        found = c.nczarr_problems(dataset, only)
+        found = nczarr_problems(dataset, only)
         resolver = Resolver()
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
@@ -104,8 +124,8 @@ class Nczarr(Convention):
                         )
                 if isinstance(user_type, CompoundType):
                     try:
-                        packed_dtype(user_type, group, resolver)
-                    except FormatError as exc:
+                        packed_dtype(user_type, resolver=resolver)
+                    except UnsizedTypeError as exc:
                         found.append(str(exc))
                 if isinstance(user_type, EnumType) and not (
                     isinstance(user_type.base, AtomicType) and user_type.base.is_integer
@@ -124,13 +144,13 @@ class Nczarr(Convention):
     # -- reading -----------------------------------------------------------------------
 
     def read(
-        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+        self, store: Store, *, use_consolidated: bool | None = None, root: RootDocuments | None = None
     ) -> StoredDataset:
-        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
+        source, dataset, stored = start_reading(self, store, use_consolidated, root)
         groups: list[tuple[Group, dict[str, Any], str]] = []
         arrays: list[tuple[Group, str, dict[str, Any]]] = []
         self._read_group(source, "", dataset, groups, arrays)
-        superblock = groups[0][1].get(c.SUPERBLOCK)
+        superblock = groups[0][1].get(SUPERBLOCK)
         if isinstance(superblock, dict) and superblock.get("data_model") == DataModel.CLASSIC.value:
             dataset.data_model = DataModel.CLASSIC
         resolver = Resolver()
@@ -139,16 +159,16 @@ class Nczarr(Convention):
                 _canonical_type(user_type, group, resolver)
         for group, attrs, where in groups:
             types = _types_map(attrs, where)
-            c.read_attributes(group, attrs, types, where, None, _user_decoder(group, resolver))
+            read_attributes(group, attrs, types, where, None, _user_decoder(group, resolver))
         parsed: dict[str, ArrayMetadataV3] = {}
         for group, name, doc in arrays:
             self._read_array(group, name, doc, resolver, stored, parsed)
-        c.drop_anonymous(dataset)
+        drop_anonymous(dataset)
         return stored
 
     def _read_group(
         self,
-        source: c.DocumentSource,
+        source: DocumentSource,
         path: str,
         group: Group,
         groups: list[tuple[Group, dict[str, Any], str]],
@@ -159,27 +179,27 @@ class Nczarr(Convention):
         pending = [(path, group)]
         while pending:
             path, group = pending.pop()
-            where = c.join_path(path, ZARR_JSON)
+            where = join_path(path, ZARR_JSON)
             doc = source.document(where)
             if doc.get("node_type") != "group":
                 raise FormatError(f"{where}: group {group.fqn} is listed but is not a group")
-            attrs = c.object_member(doc, "attributes", where)
-            info = c.object_member(attrs, c.GROUP, where)
-            c.read_dimensions(group, info, where)
-            for name, definition in c.object_member(info, "types", where).items():
+            attrs = object_member(doc, "attributes", where)
+            info = object_member(attrs, GROUP, where)
+            read_dimensions(group, info, where)
+            for name, definition in object_member(info, "types", where).items():
                 group.add(_type_from_json(name, definition, f"{where}: type {name!r}"))
             groups.append((group, attrs, where))
-            names, group_names = c.listed_children(info, where, "arrays")
-            found = source.documents(c.join_path(c.join_path(path, name), ZARR_JSON) for name in names)
+            names, group_names = listed_children(info, where, "arrays")
+            found = source.documents(join_path(join_path(path, name), ZARR_JSON) for name in names)
             for name in names:
-                array_where = c.join_path(c.join_path(path, name), ZARR_JSON)
+                array_where = join_path(join_path(path, name), ZARR_JSON)
                 array_doc = found.get(array_where)
                 if array_doc is None:
                     raise MissingNodeError(f"{array_where}: missing")
                 if array_doc.get("node_type") != "array":
                     raise FormatError(f"{array_where}: array {name!r} is listed in {where} but is not an array")
                 arrays.append((group, name, array_doc))
-            children = [(c.join_path(path, name), group.add_group(name)) for name in group_names]
+            children = [(join_path(path, name), group.add_group(name)) for name in group_names]
             pending.extend(reversed(children))
 
     def _read_array(
@@ -193,26 +213,26 @@ class Nczarr(Convention):
     ) -> None:
         """Read one array into ``group``; ``parsed``: the engine metadata already made in this
         read, by document without attributes (arrays on one grid share theirs)."""
-        where = c.join_path(c.join_path(path_of(group.fqn), name), ZARR_JSON)
-        attrs = c.object_member(doc, "attributes", where)
-        info = c.object_member(attrs, c.ARRAY, where)
+        where = join_path(join_path(path_of(group.fqn), name), ZARR_JSON)
+        attrs = object_member(doc, "attributes", where)
+        info = object_member(attrs, ARRAY, where)
         nczarr_type = info.get("nczarr_type")
         data_type = doc.get("data_type")
         type: TypeRef
         if isinstance(nczarr_type, str) and nczarr_type.startswith("/"):
-            type = c.canonical_type_ref(nczarr_type, group, resolver)
+            type = canonical_type_ref(nczarr_type, group, resolver)
         elif nczarr_type in ("char", "string"):
-            type = c.ATOMIC_BY_NAME[nczarr_type]
+            type = ATOMIC_BY_NAME[nczarr_type]
         elif data_type == "string":
             type = AtomicType.STRING
         else:
-            type = c.parse_type_code(data_type, where) or AtomicType.CHAR
+            type = parse_type_code(data_type, where) or AtomicType.CHAR
         variable = group.add_variable(name, type)
         shape = doc.get("shape", [])
         refs = info.get("dimension_references", [])
-        c.read_dimension_refs(variable, refs, shape, where, resolver)
+        read_dimension_refs(variable, refs, shape, where, resolver)
         resolved = _resolve(type, group, resolver)
-        c.read_attributes(
+        read_attributes(
             variable,
             attrs,
             _types_map(attrs, where),
@@ -223,7 +243,7 @@ class Nczarr(Convention):
         )
         # the engine document differs from the stored one only for char and string types
         key = repr((resolved if resolved in _TEXT_TYPES else None, {k: v for k, v in doc.items() if k != "attributes"}))
-        metadata = parsed.get(key)  # type: ignore[assignment]
+        metadata = parsed.get(key)
         if metadata is None:
             try:
                 metadata = parsed[key] = ArrayMetadataV3.from_json(_engine_document(doc, resolved))
@@ -232,12 +252,13 @@ class Nczarr(Convention):
         metadata = metadata.with_attributes(attrs)
         fill = info.get("fill", True) is not False
         if fill and isinstance(resolved, AtomicType):
-            c.keep_fill(variable, resolved, c.fill_to_netcdf(resolved, metadata.fill_value))
+            keep_fill(variable, resolved, fill_to_netcdf(resolved, metadata.fill_value))
         endian = "native"
         for codec in metadata.codecs:
-            if codec.get("name") == "bytes" and codec.get("configuration", {}).get("endian") == "big":
+            config = codec.get("configuration")
+            if codec.get("name") == "bytes" and isinstance(config, dict) and config.get("endian") == "big":
                 endian = "big"
-        stored.storage[variable.fqn] = c.storage_from_chain(
+        stored.storage[variable.fqn] = storage_from_chain(
             list(metadata.codecs), metadata.chunk_shape, endian, fill, list(doc.get("codecs", []))
         )
         stored.arrays[variable.fqn] = metadata
@@ -252,20 +273,20 @@ class Nczarr(Convention):
         type = _resolve(variable.type, group, resolver)
         if type is None:
             raise FormatError(f"{variable.fqn}: type {variable.type!r} does not resolve")
-        dimensions = c.variable_dimensions(variable, resolver)
-        fill = c.fill_attribute(variable)
+        dimensions = variable_dimensions(variable, resolver)
+        fill = fill_attribute(variable)
         nczarr_type = None
         kind: Literal["string", "bytes"] = "string"
         if isinstance(type, AtomicType):
             dtype = _atomic_dtype(type)
-            fill = c.DEFAULT_FILL[type] if fill is None else fill
+            fill = DEFAULT_FILL[type] if fill is None else fill
             if type is AtomicType.CHAR:
-                nczarr_type, fill = "char", c.char_byte(fill)[0]
+                nczarr_type, fill = "char", char_byte(str(fill))[0]
         else:
-            nczarr_type = c.raw_fqn(type)
-            dtype = _user_dtype(type, group, resolver)
+            nczarr_type = raw_fqn(type)
+            dtype = _user_dtype(type, resolver)
             if isinstance(type, EnumType):
-                fill = c.DEFAULT_FILL[type.base] if fill is None else fill  # type: ignore[index]
+                fill = DEFAULT_FILL[type.base] if fill is None else fill  # type: ignore[index]
             else:
                 fill = None
             if isinstance(type, VlenType):
@@ -301,38 +322,38 @@ class Nczarr(Convention):
         for group in dataset.walk():
             path = path_of(group.fqn)
             attrs, types = _attributes(group, group, resolver)
-            dimensions = [*group.dimensions, *(c.anonymous_dimensions(dataset) if group is dataset else [])]
+            dimensions = [*group.dimensions, *(anonymous_dimensions(dataset) if group is dataset else [])]
             info: dict[str, Any] = {
-                "dimensions": c.group_dimensions_json(dimensions, dict_form=True),
+                "dimensions": group_dimensions_json(dimensions, dict_form=True),
                 "arrays": [v.name for v in group.variables],
                 "groups": [g.name for g in group.groups],
             }
             if group.types:
                 info["types"] = {t.name: _type_to_json(t, group, resolver) for t in group.types}
-            attrs[c.GROUP] = info
+            attrs[GROUP] = info
             if group is dataset:
-                attrs[c.SUPERBLOCK] = {"version": SUPERBLOCK_VERSION}
+                attrs[SUPERBLOCK] = {"version": SUPERBLOCK_VERSION}
                 if dataset.data_model is DataModel.CLASSIC:
                     # netcdf-c keeps no data model in NCZarr; ours keeps the classic one
-                    attrs[c.SUPERBLOCK]["data_model"] = DataModel.CLASSIC.value
+                    attrs[SUPERBLOCK]["data_model"] = DataModel.CLASSIC.value
             if types:
-                attrs[c.ATTRS] = {"attribute_types": types}
-            out[c.join_path(path, ZARR_JSON)] = GroupMetadataV3(attributes=attrs).documents()[ZARR_JSON]
+                attrs[ATTRS] = {"attribute_types": types}
+            out[join_path(path, ZARR_JSON)] = GroupMetadataV3(attributes=attrs).documents()[ZARR_JSON]
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
                 plan = self.plan(variable, resolver)
-                metadata = c.keep_chunk_keys(self._array_metadata(plan, storage), stored.arrays.get(variable.fqn))
+                metadata = keep_chunk_keys(self._array_metadata(plan, storage), stored.arrays.get(variable.fqn))
                 attrs, types = _attributes(variable, group, resolver)
-                array_info: dict[str, Any] = {"dimension_references": [c.raw_fqn(d) for d in plan.dimensions]}
+                array_info: dict[str, Any] = {"dimension_references": [raw_fqn(d) for d in plan.dimensions]}
                 if plan.nczarr_type is not None:
                     array_info["nczarr_type"] = plan.nczarr_type
                 if not storage.fill:
                     array_info["fill"] = False
-                attrs[c.ARRAY] = array_info
+                attrs[ARRAY] = array_info
                 if types:
-                    attrs[c.ATTRS] = {"attribute_types": types}
+                    attrs[ATTRS] = {"attribute_types": types}
                 document = metadata.with_attributes(attrs).documents()[ZARR_JSON]
-                out[c.join_path(c.join_path(path, variable.name), ZARR_JSON)] = document
+                out[join_path(join_path(path, variable.name), ZARR_JSON)] = document
         return out
 
 
@@ -340,11 +361,8 @@ def _array_metadata(plan: ArrayPlanV3, storage: VariableStorage) -> ArrayMetadat
     """The v3 array metadata of a planned variable with these storage settings."""
     shape = tuple(d.size for d in plan.dimensions)
     itemsize = 8 if plan.dtype.hasobject else plan.dtype.itemsize
-    chunks = c.chunks_for(storage, plan.dimensions, shape, itemsize)
-    if isinstance(storage.codecs, list | tuple):
-        codecs = [dict(codec) for codec in storage.codecs]
-    else:
-        codecs = c.v3_codecs(plan.dtype, storage, plan.string_kind)
+    chunks = chunks_for(storage, plan.dimensions, shape, itemsize)
+    codecs = stored_v3_codecs(storage) or v3_codecs(plan.dtype, storage, plan.string_kind)
     metadata = new_array_metadata(
         zarr_format=3,
         shape=shape,
@@ -381,10 +399,10 @@ def _atomic_dtype(type: AtomicType) -> np.dtype:
         return np.dtype(object)
     if type is AtomicType.CHAR:
         return np.dtype("u1")
-    return c.numpy_dtype(type).newbyteorder("=")
+    return numpy_dtype(type).newbyteorder("=")
 
 
-def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
+def _user_dtype(type: UserType, resolver: Resolver) -> np.dtype:
     """The numpy dtype of a user type's array: an enum's base, opaque bytes, a compound as a
     structured type when Zarr v3 can express it (scalar numeric fields) else raw bytes, a
     vlen as variable-length bytes."""
@@ -392,7 +410,7 @@ def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
         return _atomic_dtype(type.base)  # type: ignore[arg-type]
     if isinstance(type, VlenType):
         return np.dtype(object)
-    packed = packed_dtype(type, scope, resolver)
+    packed = packed_dtype(type, resolver=resolver)
     fields: Mapping[str, Any] = packed.fields or {}
     if isinstance(type, CompoundType) and all(
         not f.shape and fields[f.name][0].kind in "iuf" for f in type.fields
@@ -401,41 +419,21 @@ def _user_dtype(type: UserType, scope: Group, resolver: Resolver) -> np.dtype:
     return np.dtype(f"V{packed.itemsize}")
 
 
-def packed_dtype(type: Resolved, scope: Group, resolver: Resolver) -> np.dtype:
-    """The in-memory layout of a fixed-size type (little-endian, no padding); FormatError
-    naming the compound field whose type has no fixed size."""
-    if isinstance(type, AtomicType):
-        return np.dtype("S1") if type is AtomicType.CHAR else c.numpy_dtype(type)
-    if isinstance(type, EnumType):
-        return c.numpy_dtype(type.base)  # type: ignore[arg-type]
-    if isinstance(type, OpaqueType):
-        return np.dtype(f"V{type.size}")
-    assert isinstance(type, CompoundType)
-    fields = []
-    for f in type.fields:
-        member = _resolve(f.type, type.group or scope, resolver)
-        if member is None or member is AtomicType.STRING or isinstance(member, VlenType):
-            problem = "does not resolve" if member is None else "has no fixed size"
-            raise FormatError(f"{type.fqn}: field {f.name!r} of type {f.type} {problem}")
-        fields.append((f.name, packed_dtype(member, type.group or scope, resolver), f.shape))
-    return np.dtype(fields)
-
-
 def _ref_to_json(ref: TypeRef, scope: Group, resolver: Resolver) -> str:
     if isinstance(ref, AtomicType):
         return ref.value
     found = resolver.type(scope, ref)
     if found is None:
         raise FormatError(f"{scope.fqn}: type {ref!r} does not resolve")
-    return c.raw_fqn(found)
+    return raw_fqn(found)
 
 
 def _ref_from_json(text: Any, where: str) -> TypeRef:
     if isinstance(text, str) and text.startswith("/"):
         return text  # made canonical once every type exists
-    if text not in c.ATOMIC_BY_NAME:
+    if text not in ATOMIC_BY_NAME:
         raise FormatError(f"{where}: {json.dumps(text)} is not a type")
-    return c.ATOMIC_BY_NAME[text]
+    return ATOMIC_BY_NAME[text]
 
 
 def _type_to_json(type: UserType, scope: Group, resolver: Resolver) -> dict[str, Any]:
@@ -486,7 +484,7 @@ def _canonical_type(user_type: UserType, group: Group, resolver: Resolver) -> No
     """Turn the raw FQNs read into a type definition into the tree's references."""
 
     def canonical(ref: TypeRef) -> TypeRef:
-        return ref if isinstance(ref, AtomicType) else c.canonical_type_ref(ref, group, resolver)
+        return ref if isinstance(ref, AtomicType) else canonical_type_ref(ref, group, resolver)
 
     if isinstance(user_type, CompoundType):
         for f in user_type.fields:
@@ -508,14 +506,14 @@ def _attributes(
         if type is None:
             raise FormatError(f"{attribute.fqn}: type {attribute.type!r} does not resolve")
         if isinstance(type, AtomicType) and attribute.name == "_FillValue" and isinstance(owner, Variable):
-            attrs[attribute.name] = c.xarray_fill_json(type, attribute.values, char_as_number=True)
-            types[attribute.name] = c.type_code(type, zarr_format=3)
+            attrs[attribute.name] = xarray_fill_json(type, attribute.values, char_as_number=True)
+            types[attribute.name] = type_code(type, zarr_format=3)
         elif isinstance(type, AtomicType):
-            attrs[attribute.name] = _plain_floats(c.values_to_json(type, attribute.values))
-            types[attribute.name] = c.type_code(type, zarr_format=3)
+            attrs[attribute.name] = _plain_floats(values_to_json(type, attribute.values))
+            types[attribute.name] = type_code(type, zarr_format=3)
         else:
             attrs[attribute.name] = [_value_to_json(type, v, scope, resolver) for v in attribute.values]
-            types[attribute.name] = c.raw_fqn(type)
+            types[attribute.name] = raw_fqn(type)
     return attrs, types
 
 
@@ -530,7 +528,7 @@ def _plain_floats(data: Any) -> Any:
 
 def _value_to_json(type: Resolved, value: Any, scope: Group, resolver: Resolver) -> Any:
     if isinstance(type, AtomicType):
-        return _plain_floats(c.values_to_json(type, value if type is AtomicType.CHAR else [value]))
+        return _plain_floats(values_to_json(type, value if type is AtomicType.CHAR else [value]))
     if isinstance(type, EnumType):
         return int(value)
     if isinstance(type, OpaqueType):
@@ -551,10 +549,10 @@ def _value_to_json(type: Resolved, value: Any, scope: Group, resolver: Resolver)
 
 def _value_from_json(type: Resolved, data: Any, scope: Group, resolver: Resolver, where: str) -> Any:
     if isinstance(type, AtomicType):
-        values = c.values_from_json(type, data, where)
+        values = values_from_json(type, data, where)
         return values if type is AtomicType.CHAR else values[0]
     if isinstance(type, EnumType):
-        return c.values_from_json(type.base, data, where)[0]  # type: ignore[arg-type]
+        return values_from_json(type.base, data, where)[0]  # type: ignore[arg-type]
     if isinstance(type, OpaqueType):
         try:
             return bytes.fromhex(data)
@@ -583,24 +581,24 @@ def _as_list(data: Any, where: str) -> list[Any]:
     return data
 
 
-def _user_decoder(scope: Group, resolver: Resolver) -> Any:
-    def decode(code: Any, data: Any, where: str) -> tuple[TypeRef, list[Any]] | None:
+def _user_decoder(scope: Group, resolver: Resolver) -> UserDecoder:
+    def decode(code: JSON, data: JSON, where: str) -> tuple[TypeRef, list[AttributeValue]] | None:
         if not (isinstance(code, str) and code.startswith("/")):
             return None
-        found = c.node_at(scope.root, code, "types", resolver)
+        found = type_at(scope.root, code, resolver)
         if found is None:
             raise FormatError(f"{where}: type {code} is not defined")
         values = [_value_from_json(found, v, scope, resolver, where) for v in _as_list(data, where)]
-        return c.canonical_type_ref(code, scope, resolver), values
+        return canonical_type_ref(code, scope, resolver), values
 
     return decode
 
 
 def _types_map(attrs: Mapping[str, Any], where: str) -> dict[str, Any]:
-    holder = attrs.get(c.ATTRS, attrs.get(c.ATTR, {}))
+    holder = attrs.get(ATTRS, attrs.get(ATTR, {}))
     types = holder.get("attribute_types", holder.get("types", {})) if isinstance(holder, dict) else None
     if not isinstance(types, dict):
-        raise FormatError(f"{where}: {c.ATTRS} must hold an attribute_types object")
+        raise FormatError(f"{where}: {ATTRS} must hold an attribute_types object")
     return types
 
 
@@ -639,21 +637,7 @@ def _engine_codec(codec: dict[str, Any]) -> dict[str, Any]:
     config = codec.get("configuration", {})
     if name == "blosc" and isinstance(config, dict):
         shuffle = config.get("shuffle")
-        if isinstance(shuffle, int) and 0 <= shuffle < len(_BLOSC_SHUFFLES):
-            config = config | {"shuffle": _BLOSC_SHUFFLES[shuffle]}
+        if isinstance(shuffle, int) and 0 <= shuffle < len(BLOSC_SHUFFLES):
+            config = config | {"shuffle": BLOSC_SHUFFLES[shuffle]}
         codec["configuration"] = dict(config)
     return codec
-
-
-def root_attributes(root_documents: Mapping[str, bytes]) -> dict[str, Any] | None:
-    """The attributes of a v3 root group, or None when the root is not one."""
-    if ZARR_JSON not in root_documents:
-        return None
-    try:
-        doc = c.root_document(root_documents, ZARR_JSON)
-    except FormatError:
-        return None
-    if not isinstance(doc, dict) or doc.get("node_type") != "group":
-        return None
-    attributes = doc.get("attributes", {})
-    return attributes if isinstance(attributes, dict) else None

@@ -16,19 +16,21 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nczarr.formats import common as c
-from nczarr.formats.base import (
-    checked_scope,
-    Convention,
-    FormatError,
-    StoredDataset,
-    VariableStorage,
-    path_of,
-)
-from nczarr.formats.nczarr2 import NczarrV2
-from nczarr.formats.nczarr3 import root_attributes
+from nczarr.errors import FormatError
+from nczarr.formats.attributes import values_to_json
+from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
+from nczarr.formats.chunks import chunks_for, keep_chunk_keys
+from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs, stored_v3_codecs, v3_codecs
+from nczarr.formats.dialect import RootDocuments
+from nczarr.formats.documents import DocumentSource, is_nczarr_v2_root, root_attributes, start_reading
+from nczarr.formats.fills import char_byte, fill_to_netcdf, keep_fill, xarray_fill_json
+from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
+from nczarr.formats.tree import nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
+from nczarr.formats.typecodes import parse_v2_typestr
 from nczarr.model import AtomicType, Dataset, Group, Resolver, Variable
 from nczarr.store.base import Store
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype
 from nczarr.zarr.hierarchy import new_array_metadata
 from nczarr.zarr.metadata import (
     ZARR_JSON,
@@ -58,11 +60,11 @@ class PureZarr(Convention):
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
         if cls.zarr_format == 3:
             attributes = root_attributes(root_documents)
-            return attributes is not None and c.SUPERBLOCK not in attributes
-        return ZGROUP in root_documents and not NczarrV2.recognises(root_documents)
+            return attributes is not None and SUPERBLOCK not in attributes
+        return ZGROUP in root_documents and not is_nczarr_v2_root(root_documents)
 
     def problems(self, dataset: Dataset, only: Variable | None = None) -> list[str]:
-        found = c.nczarr_problems(dataset, only)
+        found = nczarr_problems(dataset, only)
         resolver = Resolver()
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
@@ -90,9 +92,9 @@ class PureZarr(Convention):
     # -- reading -----------------------------------------------------------------------
 
     def read(
-        self, store: Store, *, use_consolidated: bool | None = None, root: c.RootDocuments | None = None
+        self, store: Store, *, use_consolidated: bool | None = None, root: RootDocuments | None = None
     ) -> StoredDataset:
-        source, dataset, stored = c.start_reading(self, store, use_consolidated, root)
+        source, dataset, stored = start_reading(self, store, use_consolidated, root)
         root_node = self._nodes(source, [""])[""]
         if root_node is None or root_node.node_type != "group":
             raise FormatError(f"{store!r}: the root of the store is not a Zarr v{self.zarr_format} group")
@@ -105,18 +107,18 @@ class PureZarr(Convention):
             group = variable.group
             assert group is not None
             variable.dimensions = [
-                d if isinstance(d, int) else c.reference_of(c.raw_fqn(d), group, resolver) for d in dimensions
+                d if isinstance(d, int) else reference_of(raw_fqn(d), group, resolver) for d in dimensions
             ]
         return stored
 
-    def _nodes(self, source: c.DocumentSource, paths: list[str]) -> dict[str, Any]:
+    def _nodes(self, source: DocumentSource, paths: list[str]) -> dict[str, Any]:
         """The metadata of the nodes at ``paths`` (None where there is none), in one batch."""
         names = (ZARR_JSON,) if self.zarr_format == 3 else (ZARRAY, ZGROUP, ZATTRS)
-        found = source.documents(c.join_path(path, n) for path in paths for n in names)
+        found = source.documents(join_path(path, n) for path in paths for n in names)
         nodes: dict[str, Any] = {}
         for path in paths:
             # parse_node reads the documents' bytes: those the source parsed are written back
-            docs = {n: json.dumps(found[key]).encode() for n in names if (key := c.join_path(path, n)) in found}
+            docs = {n: json.dumps(found[key]).encode() for n in names if (key := join_path(path, n)) in found}
             if not any(n in docs for n in (ZARR_JSON, ZARRAY, ZGROUP)):
                 nodes[path] = None
                 continue
@@ -128,7 +130,7 @@ class PureZarr(Convention):
 
     def _read_group(
         self,
-        source: c.DocumentSource,
+        source: DocumentSource,
         path: str,
         group: Group,
         metadata: Any,
@@ -140,17 +142,17 @@ class PureZarr(Convention):
         pending = [(path, group, metadata)]
         while pending:
             path, group, metadata = pending.pop()
-            where = c.join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
-            c.read_attributes(group, metadata.attributes, {}, where)
+            where = join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
+            read_attributes(group, metadata.attributes, {}, where)
             children = source.children(path)
-            found = self._nodes(source, [c.join_path(path, name) for name in children])
+            found = self._nodes(source, [join_path(path, name) for name in children])
             subgroups = []
             for name in children:
-                node = found[c.join_path(path, name)]
+                node = found[join_path(path, name)]
                 if node is None:
                     continue
                 if node.node_type == "group":
-                    subgroups.append((c.join_path(path, name), group.add_group(name), node))
+                    subgroups.append((join_path(path, name), group.add_group(name), node))
                 else:
                     self._read_array(group, name, node, stored, axes)
             pending.extend(reversed(subgroups))
@@ -163,13 +165,13 @@ class PureZarr(Convention):
         stored: StoredDataset,
         axes: list[tuple[Variable, list[Any]]],
     ) -> None:
-        path = c.join_path(path_of(group.fqn), name)
-        where = c.join_path(path, ZARR_JSON if self.zarr_format == 3 else ZARRAY)
+        path = join_path(path_of(group.fqn), name)
+        where = join_path(path, ZARR_JSON if self.zarr_format == 3 else ZARRAY)
         type = _netcdf_type(metadata, where)
         attrs = metadata.attributes
         names: Any = metadata.dimension_names if self.zarr_format == 3 else None
         if names is None:
-            names = attrs.get(c.ARRAY_DIMENSIONS)
+            names = attrs.get(ARRAY_DIMENSIONS)
         shape = tuple(metadata.shape)
         if shape == (1,) and names == [NETCDF_SCALAR]:
             shape, names = (), []
@@ -180,10 +182,10 @@ class PureZarr(Convention):
         variable = group.add_variable(name, type)
         axis_names = [None] * len(shape) if names is None else names
         axes.append((variable, [_dimension_for(group, n, size, where) for n, size in zip(axis_names, shape)]))
-        c.read_attributes(variable, attrs, {}, where, type, xarray_fill=self.zarr_format == 3)
+        read_attributes(variable, attrs, {}, where, type, xarray_fill=self.zarr_format == 3)
         if self.zarr_format == 2 and metadata.fill_value is not None:
             # xarray's v2 convention: fill_value is the _FillValue (v3 keeps it an attribute)
-            c.keep_fill(variable, type, c.fill_to_netcdf(type, metadata.fill_value))
+            keep_fill(variable, type, fill_to_netcdf(type, metadata.fill_value))
         raw: Any
         if self.zarr_format == 3:
             chain, raw = list(metadata.codecs), list(metadata.codecs)  # type: ignore[union-attr]
@@ -203,7 +205,7 @@ class PureZarr(Convention):
                 "compressor": metadata.compressor,
             }
             endian = "big" if metadata.dtype.byteorder == ">" else "native"
-        stored.storage[variable.fqn] = c.storage_from_chain(
+        stored.storage[variable.fqn] = storage_from_chain(
             chain, tuple(metadata.chunk_shape), endian, metadata.fill_value is not None, raw
         )
         stored.arrays[variable.fqn] = metadata
@@ -217,27 +219,24 @@ class PureZarr(Convention):
         type = variable.type
         if not isinstance(type, AtomicType):
             raise FormatError(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
-        dimensions = c.variable_dimensions(variable, resolver)
+        dimensions = variable_dimensions(variable, resolver)
         shape = tuple(d.size for d in dimensions)
         dtype = _dtype(type, storage.endian if self.zarr_format == 2 else "little")
-        chunks = c.chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
-        value = c.fill_attribute(variable)
-        fill = c.DEFAULT_FILL[type] if value is None else value
+        chunks = chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
+        value = fill_attribute(variable)
+        fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
-            fill = c.char_byte(fill)
+            fill = char_byte(str(fill))
         names = [d.name for d in dimensions]
         codecs: dict[str, Any] = {}
+        stored_v2 = stored_v2_codecs(storage)
         if self.zarr_format == 3:
-            raw = storage.codecs
-            codecs["codecs"] = (
-                [dict(k) for k in raw] if isinstance(raw, list | tuple) else c.v3_codecs(dtype, storage)
-            )
+            codecs["codecs"] = stored_v3_codecs(storage) or v3_codecs(dtype, storage)
             codecs["dimension_names"] = names if shape else None
-        elif isinstance(storage.codecs, dict) and "compressor" in storage.codecs:
-            codecs["filters"] = storage.codecs.get("filters")
-            codecs["compressor"] = storage.codecs.get("compressor")
+        elif stored_v2 is not None:
+            codecs["filters"], codecs["compressor"] = stored_v2
         else:
-            chain = c.netcdf_chain(storage, 1 if dtype.hasobject else dtype.itemsize, False)
+            chain = netcdf_chain(storage, 1 if dtype.hasobject else dtype.itemsize, False)
             if dtype.hasobject:
                 chain = [k for k in chain if k["id"] != "shuffle"]
             codecs["filters"], codecs["compressor"] = (
@@ -261,23 +260,23 @@ class PureZarr(Convention):
                 if self.zarr_format == 3
                 else GroupMetadataV2(attributes=attrs)
             )
-            out |= {c.join_path(path, k): v for k, v in node.documents().items()}
+            out |= {join_path(path, k): v for k, v in node.documents().items()}
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
-                metadata = c.keep_chunk_keys(self._metadata(variable, storage, resolver), stored.arrays.get(variable.fqn))
+                metadata = keep_chunk_keys(self._metadata(variable, storage, resolver), stored.arrays.get(variable.fqn))
                 attrs = _attributes(variable)
                 fill = variable.find_attribute("_FillValue")
                 if self.zarr_format == 3 and fill is not None and isinstance(fill.type, AtomicType):
-                    attrs["_FillValue"] = c.xarray_fill_json(fill.type, fill.values, char_as_number=False)
+                    attrs["_FillValue"] = xarray_fill_json(fill.type, fill.values, char_as_number=False)
                 if self.zarr_format == 2:
                     # xarray's v2 convention: the fill value is fill_value, not an attribute
                     attrs.pop("_FillValue", None)
                     attrs = {
-                        c.ARRAY_DIMENSIONS: [d.name for d in c.variable_dimensions(variable, resolver)],
+                        ARRAY_DIMENSIONS: [d.name for d in variable_dimensions(variable, resolver)],
                         **attrs,
                     }
                 documents = metadata.with_attributes(attrs).documents()
-                out |= {c.join_path(c.join_path(path, variable.name), k): v for k, v in documents.items()}
+                out |= {join_path(join_path(path, variable.name), k): v for k, v in documents.items()}
         return out
 
 
@@ -292,7 +291,7 @@ def _attributes(owner: Group | Variable) -> dict[str, Any]:
     """Attribute values as plain JSON (NaN and infinities as JSON's bare tokens)."""
     out: dict[str, Any] = {}
     for attribute in owner.attributes:
-        data = c.values_to_json(attribute.type, attribute.values)  # type: ignore[arg-type]
+        data = values_to_json(attribute.type, attribute.values)  # type: ignore[arg-type]
         if attribute.type is AtomicType.STRING and len(attribute.values) == 1:
             data = attribute.values[0]
         out[attribute.name] = _plain_floats(data) if attribute.type.is_float else data  # type: ignore[union-attr]
@@ -310,7 +309,7 @@ def _plain_floats(data: Any) -> Any:
 def _dtype(type: AtomicType, endian: str) -> np.dtype:
     if type is AtomicType.STRING:
         return np.dtype(object)
-    return c.numpy_dtype(type, endian)
+    return numpy_dtype(type, endian)
 
 
 def _netcdf_type(metadata: ArrayMetadata, where: str) -> AtomicType:
@@ -326,7 +325,7 @@ def _netcdf_type(metadata: ArrayMetadata, where: str) -> AtomicType:
         return AtomicType.UBYTE
     if kind in ("int", "uint", "float"):
         try:
-            return c.parse_v2_typestr("<" + dtype.str[1:], where)[0]
+            return parse_v2_typestr("<" + dtype.str[1:], where)[0]
         except FormatError:
             pass
     raise FormatError(f"{where}: data type {data_type} has no netCDF type")
@@ -341,7 +340,7 @@ def _dimension_for(group: Group, name: Any, length: int, where: str) -> Any:
     Arrays of one group that name one dimension with different lengths are what a writer
     killed while growing it leaves (each array has its own document): the dimension is
     then unlimited and as long as the longest, as in netCDF (netcdf-c refuses the dataset)."""
-    if name is None or name == f"{c.ANONYMOUS_PREFIX}{length}":
+    if name is None or name == f"{ANONYMOUS_PREFIX}{length}":
         return length
     if not isinstance(name, str) or not name or "/" in name:
         raise FormatError(f"{where}: dimension name {json.dumps(name)} is not a netCDF name")

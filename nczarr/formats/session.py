@@ -28,19 +28,33 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 
-from nczarr.errors import ConcurrentWriteError, ReadOnlyError
-from nczarr.formats.base import (
-    Convention,
-    FormatError,
-    MissingNodeError,
-    StoredDataset,
-    VariableStorage,
-    path_of,
+import numpy as np
+
+from nczarr.errors import ConcurrentWriteError, FormatError, MissingNodeError, ReadOnlyError
+from nczarr.formats.base import Convention, StoredDataset, path_of
+from nczarr.formats.dialect import RootDocuments
+from nczarr.formats.documents import consolidated_copy
+from nczarr.formats.keys import ROOT_DOCUMENT_KEYS
+from nczarr.model import (
+    AtomicType,
+    DataModel,
+    Dataset,
+    Dimension,
+    DimRef,
+    Group,
+    Node,
+    Resolver,
+    UserType,
+    Variable,
+    resolve_dimension,
+    resolve_type,
 )
-from nczarr.formats.common import ROOT_DOCUMENT_KEYS, RootDocuments, consolidated_copy
-from nczarr.model import Dataset, Dimension, Group, Node, Resolver, UserType, Variable, resolve_dimension
 from nczarr.store.base import ByteRange, Store
+from nczarr.values.source import Hyperslab
+from nczarr.values.storage import VariableStorage
+from nczarr.values.stored import encoding_of, raw_dtype, raw_to_stored, stored_to_raw
 from nczarr.zarr.array import Array
 from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA
 from nczarr.zarr.node import key_prefix
@@ -90,6 +104,16 @@ class Session:
     @property
     def dataset(self) -> Dataset:
         return self.stored.dataset
+
+    @property
+    def storage(self) -> dict[str, VariableStorage]:
+        """Each variable's storage settings, by FQN."""
+        return self.stored.storage
+
+    @property
+    def data_model(self) -> str:
+        """netCDF4's name of the dataset's data model (a Zarr dataset is a netCDF-4 one)."""
+        return "NETCDF4_CLASSIC" if self.dataset.data_model is DataModel.CLASSIC else "NETCDF4"
 
     # -- opening and creating ------------------------------------------------------------
     @classmethod
@@ -182,6 +206,43 @@ class Session:
             self._arrays[fqn] = array
         return array
 
+    def read(self, variable: Variable, selection: Hyperslab) -> np.ndarray:
+        """The raw netCDF values of ``variable`` in ``selection`` (a DatasetSource's read:
+        see :mod:`nczarr.values.stored`)."""
+        array = self.array(variable)
+        stored = array.get_orthogonal_selection(_engine_selection(array, selection))
+        if not isinstance(stored, np.ndarray):  # the engine gives one element as a scalar
+            single = np.empty((), array.dtype)
+            single[()] = stored
+            stored = single
+        type = self._value_type(variable)
+        endian = self.stored.storage.get(variable.fqn, VariableStorage()).endian
+        return stored_to_raw(stored, type, raw_dtype(type, endian), encoding=encoding_of(variable))
+
+    def write(self, variable: Variable, selection: Hyperslab, values: np.ndarray) -> None:
+        """Store raw netCDF values of ``variable`` in ``selection`` (a DatasetSink's write),
+        growing the unlimited dimensions it reaches past."""
+        for ref, part in zip(variable.dimensions, selection):
+            dimension = None if isinstance(ref, int) else resolve_dimension(variable.group, ref)  # type: ignore[arg-type]
+            if dimension is not None and dimension.unlimited and part.stop > dimension.size:
+                self.grow(dimension, part.stop)
+        array = self.array(variable)
+        type = self._value_type(variable)
+        stored = raw_to_stored(np.asarray(values), type, array.dtype, encoding=encoding_of(variable))
+        engine_selection = _engine_selection(array, selection)
+        if engine_selection != selection:
+            stored = stored.reshape(())
+        array.set_orthogonal_selection(engine_selection, stored)
+
+    def _value_type(self, variable: Variable) -> AtomicType | UserType:
+        type = variable.type
+        if isinstance(type, AtomicType):
+            return type
+        found = resolve_type(variable.group, type)  # type: ignore[arg-type]
+        if found is None:
+            raise FormatError(f"{variable.fqn}: type {type!r} does not resolve")
+        return found
+
     # -- changes -------------------------------------------------------------------------
     def _check_writable(self) -> None:
         if self.read_only:
@@ -199,8 +260,12 @@ class Session:
 
     def _define(self, variable: Variable, storage: VariableStorage) -> None:
         self._users.clear()
+        metadata = self.convention.array_metadata(variable, storage)
+        if storage.chunks is None and variable.dimensions:
+            # the chunks the convention chose, as a source tells them (and as read back)
+            storage = replace(storage, chunks=tuple(metadata.chunk_shape))
         self.stored.storage[variable.fqn] = storage
-        self.stored.arrays[variable.fqn] = self.convention.array_metadata(variable, storage)
+        self.stored.arrays[variable.fqn] = metadata
 
     def grow(self, dimension: Dimension, size: int) -> None:
         """Set an unlimited dimension's current length; every array that uses it takes the
@@ -269,7 +334,7 @@ class Session:
             node.name = new_name
             for variable, i in users:
                 was_fqn = str(variable.dimensions[i]).startswith("/")
-                plain = not was_fqn and resolve_dimension(variable.group, new_name) is node
+                plain = not was_fqn and variable.group is not None and resolve_dimension(variable.group, new_name) is node
                 variable.dimensions[i] = new_name if plain else node.fqn
         elif isinstance(node, UserType):
             raise FormatError(f"netCDF cannot rename a user type ({node.fqn})")
@@ -396,13 +461,20 @@ class Session:
         self._arrays.clear()
 
 
+def _engine_selection(array: Array, selection: Hyperslab) -> tuple[slice | int, ...]:
+    """The engine's selection for a hyperslab: a scalar stored with shape [1] (as netcdf-c
+    stores them) is its one element."""
+    return (0,) if array.ndim != len(selection) else selection
+
+
 def _variables(group: Group) -> Iterator[Variable]:
     for g in group.walk():
         yield from g.variables
 
 
-def _resolves_to(variable: Variable, ref: object, dimension: Dimension) -> bool:
-    return not isinstance(ref, int) and resolve_dimension(variable.group, ref) is dimension
+def _resolves_to(variable: Variable, ref: DimRef, dimension: Dimension) -> bool:
+    group = variable.group
+    return isinstance(ref, str) and group is not None and resolve_dimension(group, ref) is dimension
 
 
 _NODE_DOCUMENTS = frozenset({ZARR_JSON, ZARRAY, ZGROUP})

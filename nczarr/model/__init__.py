@@ -6,6 +6,7 @@ writes them.
 
 from __future__ import annotations
 
+from nczarr.errors import FQNError, ModelError, ValidationError
 from nczarr.model.checks import (
     Problem,
     Severity,
@@ -14,7 +15,6 @@ from nczarr.model.checks import (
     name_problem,
     validate,
 )
-from nczarr.model.errors import FQNError, ModelError, ValidationError
 from nczarr.model.fqn import escape_name, join_fqn, split_fqn, unescape_name
 from nczarr.model.nodes import (
     Attribute,

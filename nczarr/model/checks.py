@@ -7,16 +7,17 @@ column of the node's name.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
 import struct
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
-from nczarr.model.errors import FQNError, ValidationError
-from nczarr.model.resolve import Resolver
+from nczarr.errors import FQNError, ValidationError
 from nczarr.model.nodes import (
     Attribute,
     CompoundType,
@@ -34,9 +35,11 @@ from nczarr.model.nodes import (
     Variable,
     VlenType,
 )
+from nczarr.model.resolve import Resolver
 from nczarr.model.types import AtomicType, DataModel
 
 Severity = Literal["error", "warning"]
+_Found = TypeVar("_Found", Dimension, UserType)
 
 MAX_NAME_BYTES = 256
 """NC_MAX_NAME: the longest name netCDF accepts, in bytes of UTF-8."""
@@ -104,7 +107,7 @@ def type_label(tp: AtomicType | UserType) -> str:
     return tp.value if isinstance(tp, AtomicType) else f"{tp.kind} {tp.fqn}"
 
 
-def show_value(value: Any) -> str:
+def show_value(value: object) -> str:
     """How messages show an attribute value."""
     if isinstance(value, bytes):
         return "0x" + value.hex()
@@ -158,14 +161,14 @@ class _Checker:
         else:
             self.good_names.add(name)
 
-    def unique(self, nodes: list[Node]) -> None:
+    def unique(self, nodes: Sequence[Node]) -> None:
         seen: dict[str, Node] = {}
         for node in nodes:
             first = seen.setdefault(node.name, node)
             if first is not node:
                 self.error(node, f"name {node.name!r} is already used by {first.kind} {first.fqn}")
 
-    def case_clashes(self, nodes: list[Node]) -> None:
+    def case_clashes(self, nodes: Sequence[Node]) -> None:
         # Variables and groups become store keys; some stores fold case when comparing keys.
         seen: dict[str, Node] = {}
         for node in nodes:
@@ -196,16 +199,20 @@ class _Checker:
         if not isinstance(ref, str):
             self.error(node, f"{ref!r} is not a type", at)
             return None
-        return self.resolve(node, scope, ref, "type", at)  # type: ignore[return-value]
+        return self.resolve(node, ref, "type", functools.partial(self.resolver.type, scope), at)
 
     def resolve(
-        self, node: Node, scope: Group, ref: str, what: str, at: Position | None = None
-    ) -> Dimension | UserType | None:
+        self,
+        node: Node,
+        ref: str,
+        what: str,
+        find: Callable[[str], _Found | None],
+        at: Position | None = None,
+    ) -> _Found | None:
+        """What ``find`` gives for ``ref``; reports a reference that is malformed or that
+        does not resolve."""
         try:
-            if what == "type":
-                found: Dimension | UserType | None = self.resolver.type(scope, ref)
-            else:
-                found = self.resolver.dimension(scope, ref)
+            found = find(ref)
         except FQNError as exc:
             self.error(node, f"{what} reference '{ref}' is malformed: {exc}", at)
             return None
@@ -220,7 +227,7 @@ class _Checker:
             self.name(group, group.name)
             if self.classic:
                 self.error(group, "the classic data model has no groups")
-        self.unique(group.dimensions)  # type: ignore[arg-type]
+        self.unique(group.dimensions)
         self.unique([*group.types, *group.variables, *group.groups])
         self.case_clashes([*group.variables, *group.groups])
         for dimension in group.dimensions:
@@ -257,7 +264,7 @@ class _Checker:
             if isinstance(ref, int):
                 self.size(variable, ref, 1, "anonymous dimension size")
                 continue
-            dim = self.resolve(variable, group, ref, "dimension")
+            dim = self.resolve(variable, ref, "dimension", functools.partial(self.resolver.dimension, group))
             if self.classic and index > 0 and isinstance(dim, Dimension) and dim.unlimited:
                 self.error(
                     variable,
@@ -281,7 +288,7 @@ class _Checker:
             self.error(fill, f"_FillValue has {len(fill.values)} values instead of one")
 
     def attributes(self, attributes: list[Attribute], scope: Group) -> None:
-        self.unique(attributes)  # type: ignore[arg-type]
+        self.unique(attributes)
         for attribute in attributes:
             self.name(attribute, attribute.name)
             tp = self.type_ref(attribute, scope, attribute.type)
@@ -309,8 +316,8 @@ class _Checker:
                 self.error(attribute, message)
 
     def misfit(
-        self, value: Any, tp: AtomicType | UserType
-    ) -> tuple[Any, AtomicType | UserType] | None:
+        self, value: object, tp: AtomicType | UserType
+    ) -> tuple[object, AtomicType | UserType] | None:
         """The innermost part of ``value`` that does not fit, with its type; None if all fits."""
         if isinstance(tp, AtomicType):
             return None if fits_atomic(value, tp) else (value, tp)
@@ -346,8 +353,8 @@ class _Checker:
         return None
 
     def first_misfit(
-        self, items: list[Any], tp: AtomicType | UserType
-    ) -> tuple[Any, AtomicType | UserType] | None:
+        self, items: Sequence[object], tp: AtomicType | UserType
+    ) -> tuple[object, AtomicType | UserType] | None:
         for item in items:
             misfit = self.misfit(item, tp)
             if misfit is not None:
@@ -421,10 +428,10 @@ class _Checker:
         if not tp.members:
             self.error(tp, "enum type has no member")
         self.part_names(tp, tp.members, "member")
-        values: set[Any] = set()
+        values: set[int] = set()
         for member in tp.members:
             at = member.position
-            if integer_base and not fits_atomic(member.value, base):  # type: ignore[arg-type]
+            if isinstance(base, AtomicType) and integer_base and not fits_atomic(member.value, base):
                 message = f"member {member.name!r} value {member.value!r} does not fit {base}"
                 self.error(tp, message, at)
             elif member.value in values:
@@ -432,14 +439,11 @@ class _Checker:
             values.add(member.value)
 
 
-def _all_fit(values: list[Any], tp: AtomicType) -> bool:
+def _all_fit(values: Sequence[object], tp: AtomicType) -> bool:
     """A quick yes for the common lists of plain ints, floats or strs; False means: look."""
-    if tp.low is not None:
-        return (
-            all(type(v) is int for v in values)
-            and tp.low <= min(values)
-            and max(values) <= tp.high  # type: ignore[operator]
-        )
+    if tp.low is not None and tp.high is not None:
+        ints = [v for v in values if type(v) is int]
+        return len(ints) == len(values) and tp.low <= min(ints) and max(ints) <= tp.high
     if tp is AtomicType.DOUBLE:
         return all(type(v) is float for v in values)
     if tp is AtomicType.FLOAT:  # NaN and infinities fit; large finite values need a look
@@ -449,14 +453,14 @@ def _all_fit(values: list[Any], tp: AtomicType) -> bool:
     return False
 
 
-def fits_atomic(value: Any, tp: AtomicType) -> bool:
+def fits_atomic(value: object, tp: AtomicType) -> bool:
     """Whether a Python value is a value of an atomic type (300 is not a byte)."""
-    if tp.low is not None:
-        if type(value) is not int and (  # bool is an Integral, not an integer value
-            not isinstance(value, numbers.Integral) or isinstance(value, bool)
-        ):
-            return False
-        return tp.low <= value <= tp.high  # type: ignore[operator]
+    if tp.low is not None and tp.high is not None:
+        if type(value) is int:
+            return tp.low <= value <= tp.high
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):  # bool: no integer
+            return tp.low <= int(value) <= tp.high
+        return False
     if tp.is_float:
         if type(value) is float and tp is AtomicType.DOUBLE:
             return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from nczarr.model.errors import FQNError
+from nczarr.errors import FQNError
 
 _ESCAPE = re.compile(r"[\\/ ]")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -55,12 +55,13 @@ def split_fqn(fqn: str) -> list[str]:
         pos = 1
         while True:
             match = _COMPONENT.match(fqn, pos)
-            end = match.end()  # type: ignore[union-attr]
+            assert match is not None, "a component matches the empty string"
+            end = match.end()
             if end < len(fqn) and fqn[end] == "\\":
                 raise FQNError(f"FQN {fqn!r} ends with a lone backslash")
             if end < len(fqn) and fqn[end] == " ":
                 raise FQNError(f"FQN {fqn!r} has a blank that is not escaped")
-            names.append(_UNESCAPE.sub(r"\1", match.group()))  # type: ignore[union-attr]
+            names.append(_UNESCAPE.sub(r"\1", match.group()))
             if end == len(fqn):
                 break
             pos = end + 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar, Union, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from nczarr.model.fqn import escape_name, join_fqn
 from nczarr.model.types import AtomicType, DataModel
@@ -25,8 +25,8 @@ from nczarr.model.types import AtomicType, DataModel
 Position = tuple[int, int]
 """A (line, column) pair, both counted from 1."""
 
-TypeRef = Union[AtomicType, str]
-DimRef = Union[int, str]
+TypeRef = AtomicType | str
+DimRef = int | str
 AttributeValue = Any
 """int, float, str, bytes (opaque), tuple (compound) or list (vlen, array field)."""
 
@@ -110,14 +110,14 @@ class Node:
     parent: Node | None = field(default=None, kw_only=True, compare=False, repr=False)
     position: Position | None = field(default=None, kw_only=True, compare=False, repr=False)
 
-    def __setattr__(self, key: str, value: Any) -> None:
+    def __setattr__(self, key: str, value: object, /) -> None:
         if key == "name":
             parent = self.__dict__.get("parent")
             if parent is not None:  # its lists find children by their old names
                 for attr in parent.child_lists:
                     getattr(parent, attr).forget()
         elif key in self.child_lists and type(value) is not NodeList:
-            value = NodeList(value)
+            value = NodeList(cast("Iterable[Node]", value))
         object.__setattr__(self, key, value)
 
     @property
@@ -199,10 +199,9 @@ class _AttributeOwner:
 
     attributes: list[Attribute]
 
-    def add_attribute(self, name: str, type: TypeRef, values: list[Any] | str) -> Attribute:
+    def add_attribute(self, name: str, type: TypeRef, values: list[AttributeValue] | str) -> Attribute:
         """Append a new attribute; ``values`` is a list, or a ``str`` for the char type."""
-        attribute = Attribute(name, type, values)
-        attribute.parent = self  # type: ignore[assignment]
+        attribute = Attribute(name, type, values, parent=cast(Node, self))  # a Group or Variable
         self.attributes.append(attribute)
         return attribute
 
@@ -380,9 +379,9 @@ class Group(Node, _AttributeOwner):
     @property
     def root(self) -> Group:
         """The topmost group above this one (itself if it has no parent)."""
-        group = self
-        while group.parent is not None:
-            group = group.parent  # type: ignore[assignment]
+        group: Group = self
+        while (parent := group.group) is not None:  # for a group: its parent group
+            group = parent
         return group
 
     def walk(self) -> Iterator[Group]:

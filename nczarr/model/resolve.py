@@ -28,7 +28,7 @@ class Resolver:
         Raises FQNError when ``ref`` is a malformed FQN.
         """
         found = self._resolve(scope, ref, self._dimensions, "dimensions")
-        return found  # type: ignore[return-value]
+        return found if isinstance(found, Dimension) else None
 
     def type(self, scope: Group, ref: str) -> UserType | None:
         """The user type ``ref`` names, seen from group ``scope``; None if none.
@@ -36,7 +36,7 @@ class Resolver:
         Raises FQNError when ``ref`` is a malformed FQN.
         """
         found = self._resolve(scope, ref, self._types, "types")
-        return found  # type: ignore[return-value]
+        return found if isinstance(found, UserType) else None
 
     def group(self, root: Group, names: list[str]) -> Group | None:
         """The group reached from ``root`` through subgroup ``names``; None if none."""
@@ -44,7 +44,8 @@ class Resolver:
         for name in names:
             if group is None:
                 return None
-            group = self._table(self._groups, group, "groups").get(name)  # type: ignore[assignment]
+            found = self._table(self._groups, group, "groups").get(name)
+            group = found if isinstance(found, Group) else None
         return group
 
     def _resolve(
@@ -54,14 +55,14 @@ class Resolver:
             names = split_fqn(ref)
             if not names:
                 return None
-            group = self.group(scope.root, names[:-1])
-            return None if group is None else self._table(cache, group, attr).get(names[-1])
+            holder = self.group(scope.root, names[:-1])
+            return None if holder is None else self._table(cache, holder, attr).get(names[-1])
         group: Group | None = scope
         while group is not None:
             found = self._table(cache, group, attr).get(ref)
             if found is not None:
                 return found
-            group = group.parent  # type: ignore[assignment]
+            group = group.group  # for a group: its parent group
         return None
 
     @staticmethod
@@ -82,3 +83,11 @@ def resolve_dimension(scope: Group, ref: str) -> Dimension | None:
 def resolve_type(scope: Group, ref: str) -> UserType | None:
     """The user type ``ref`` names, seen from group ``scope`` (see :class:`Resolver`)."""
     return Resolver().type(scope, ref)
+
+
+def shortest_reference(node: Dimension | UserType, scope: Group, resolver: Resolver | None = None) -> str:
+    """How group ``scope`` refers to ``node``: its plain name when that name resolves to it
+    from ``scope`` (no nearer node of the name hides it), else its FQN."""
+    finder = resolver or Resolver()
+    found = finder.dimension(scope, node.name) if isinstance(node, Dimension) else finder.type(scope, node.name)
+    return node.name if found is node else node.fqn

@@ -68,4 +68,4 @@ class AtomicType(Enum):
     STRING = ("string", None, None, None, False)
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)

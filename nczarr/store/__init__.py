@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nczarr.errors import InvalidModeError
-from nczarr.store._files import read_regular_file, remove_tree
+from nczarr.store._files import read_regular_file, remove_tree, replace_file
 from nczarr.store.base import (
     ByteRange,
     Store,
@@ -30,6 +30,7 @@ __all__ = [
     "open_store",
     "read_regular_file",
     "remove_tree",
+    "replace_file",
     "slice_range",
     "validate_key",
     "validate_prefix",

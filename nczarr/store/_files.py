@@ -3,6 +3,7 @@ files: the directory and zip stores, the netCDF-3 and HDF5 writers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -53,10 +54,8 @@ def makedirs(directory: str, fsync: bool) -> None:
             break
         missing = parent
     for path in reversed(created):  # not os.makedirs: it recurses once per missing level
-        try:
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another writer
             os.mkdir(path)
-        except FileExistsError:  # made meanwhile by another writer
-            pass
     if fsync:
         # A new directory is an entry of its parent: without this a power cut can lose it.
         for path in reversed(created):
@@ -78,10 +77,8 @@ def _create_temp(directory: str, fsync: bool) -> tuple[int, str]:
 
 
 def _remove(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def _replace(temp: str, path: str, fsync: bool) -> None:

@@ -6,6 +6,7 @@ store validates keys the same way (``validate_key``), so no key can reach outsid
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -65,7 +66,8 @@ def slice_range(value: bytes, byte_range: ByteRange | None) -> bytes:
     """Apply a ByteRange to a whole value (for stores that hold values in memory)."""
     if byte_range is None:
         return value
-    offset, length = validate_range(byte_range)
+    offset, length = byte_range
+    validate_range(byte_range)
     if offset < 0 or length is None:
         return value[offset:]
     return value[offset : offset + length]
@@ -85,8 +87,6 @@ class Store(ABC):
 
     #: Capability flags, looked at instead of isinstance checks.
     supports_writes: ClassVar[bool] = True
-    supports_deletes: ClassVar[bool] = True
-    supports_listing: ClassVar[bool] = True
     #: Whether batch calls gain from running concurrently (remote stores).
     prefers_concurrency: ClassVar[bool] = False
     #: The local file or folder that holds the store, whose writers take turns by a lock
@@ -133,7 +133,7 @@ class Store(ABC):
         """Every key that starts with ``prefix`` (``""`` or ending with ``/``)."""
         return self._list_prefix(validate_prefix(prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """Immediate children of ``prefix``: (names of keys, names of sub-prefixes), sorted."""
         return self._list_dir(validate_prefix(prefix))
 
@@ -179,12 +179,12 @@ class Store(ABC):
         self._check_writable(prefix)
         self._delete_many(list(self._list_prefix(validate_prefix(prefix))))
 
-    def flush(self) -> None:
+    def flush(self) -> None:  # noqa: B027 - a hook only buffering stores need
         """Make the writes so far reach the store's location, so that they survive the
         process being killed (``Dataset.sync()`` calls it): a store that buffers writes, as
         a zip archive does, writes them out; stores that write through need do nothing."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook only stores holding resources need
         """Release resources; a store that buffers writes makes them durable here."""
 
     def __enter__(self) -> Store:
@@ -229,7 +229,7 @@ class Store(ABC):
         view[:] = value
         return True
 
-    def _list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def _list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         keys: set[str] = set()
         prefixes: set[str] = set()
         for key in self._list_prefix(prefix):
@@ -237,7 +237,7 @@ class Store(ABC):
             (prefixes if sep else keys).add(head)
         return sorted(keys), sorted(prefixes)
 
-    def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
+    def _get_many(self, keys: builtins.list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         if self.prefers_concurrency and len(keys) > 1:
             with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
                 values = list(pool.map(lambda k: self._get(k, byte_range), keys))
@@ -249,6 +249,6 @@ class Store(ABC):
         for key, value in items.items():
             self._set(key, value)
 
-    def _delete_many(self, keys: list[str]) -> None:
+    def _delete_many(self, keys: builtins.list[str]) -> None:
         for key in keys:
             self._delete(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,7 @@ class FsspecStore(Store):
         url_or_fs: str | AbstractFileSystem,
         *,
         read_only: bool = False,
-        storage_options: Mapping[str, Any] | None = None,
+        storage_options: Mapping[str, object] | None = None,
         path: str = "",
     ) -> None:
         super().__init__(read_only=read_only)
@@ -84,13 +85,15 @@ class FsspecStore(Store):
         path = self._path(key)
         try:
             if byte_range is None:
-                return self.fs.cat_file(path)
+                value: bytes = self.fs.cat_file(path)
+                return value
             offset, length = byte_range
             if length == 0:  # an empty HTTP range would be invalid
                 return b"" if self.fs.isfile(path) else None
             end = None if length is None else offset + length
             # A negative start is a suffix range in fsspec too.
-            return self.fs.cat_file(path, start=offset, end=end)
+            value = self.fs.cat_file(path, start=offset, end=end)
+            return value
         except _ABSENT:
             return None
 
@@ -100,10 +103,10 @@ class FsspecStore(Store):
         paths = {self.fs._strip_protocol(self._path(key)): key for key in keys}
         # on_error="return" rather than "omit": only a missing key may be left out; any
         # other failure (permissions, network) must not pass for a missing chunk.
-        results: dict[str, object] = {}
+        results: dict[str, bytes | BaseException] = {}
         if paths and byte_range is None:
             results = self.fs.cat(list(paths), on_error="return")
-        elif paths:
+        elif paths and byte_range is not None:
             offset, length = byte_range
             end = None if length is None else offset + length
             ranges = self.fs.cat_ranges(list(paths), [offset] * len(paths), [end] * len(paths), on_error="return")
@@ -119,7 +122,7 @@ class FsspecStore(Store):
         return values
 
     def _exists(self, key: str) -> bool:
-        return self.fs.isfile(self._path(key))
+        return bool(self.fs.isfile(self._path(key)))
 
     def _getsize(self, key: str) -> int | None:
         try:
@@ -171,10 +174,8 @@ class FsspecStore(Store):
             self.fs.pipe(data)
 
     def _delete(self, key: str) -> None:
-        try:
+        with contextlib.suppress(*_ABSENT):
             self.fs.rm_file(self._path(key))
-        except _ABSENT:
-            pass
 
     def _delete_many(self, keys: list[str]) -> None:
         if not keys or _any_glob(keys):

@@ -14,6 +14,7 @@ never hold the locks of two different files. Readers take no lock and never wait
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import math
@@ -153,10 +154,8 @@ class WriterLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             os.remove(self.path)  # while still holding it: see the module's docstring
-        except OSError:
-            pass
         os.close(fd)
 
     def __enter__(self) -> WriterLock:

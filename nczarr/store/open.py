@@ -6,7 +6,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NoReturn
+from typing import NoReturn
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -42,7 +42,7 @@ def open_store(
     location: Store | str | os.PathLike[str],
     mode: str = "r",
     *,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> Store:
     """The store at ``location``, opened in ``mode`` (see ``MODES``).
 
@@ -180,7 +180,7 @@ def _open_zip(path: str, mode: str) -> ZipStore:
     return ZipStore(path, zip_mode)
 
 
-def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, Any] | None) -> FsspecStore:
+def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object] | None) -> FsspecStore:
     # No existence check for 'r': over HTTP the root itself need not be fetchable.
     store = FsspecStore(url, read_only=mode == "r", storage_options=storage_options)
     if mode in ("w", "w-", "x") and store.fs.exists(store.root):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nczarr.syntax.errors import ParseError
+from nczarr.errors import ParseError
 from nczarr.syntax.modeltext import dump, parse, parse_file
 from nczarr.syntax.report import format_problem, run_validate, validate_file
 

@@ -19,9 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from nczarr import grammar_path
-from nczarr.errors import NCZarrError
-from nczarr.formats import VariableStorage
+from nczarr.errors import CdlError, NCZarrError, ParseError
 from nczarr.model import (
     AtomicType,
     CompoundType,
@@ -32,24 +30,25 @@ from nczarr.model import (
     UserType,
     Variable,
 )
+from nczarr.model.resolve import shortest_reference
 from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
 from nczarr.syntax.cdlvalues import (
-    CdlError,
     Const,
     PaddedValues,
-    type_code,
     Values,
     constant,
     infer_attribute,
     name_of,
     typed_attribute,
 )
-from nczarr.syntax.errors import ParseError
+from nczarr.syntax.grammars import grammar_path
 from nczarr.syntax.lalr import LalrParser, Lines, Token
 from nczarr.syntax.limits import TypeShape
+from nczarr.values.storage import HDF5_BLOSC, HDF5_FILTER_OF, HDF5_FLETCHER32, HDF5_SHUFFLE, VariableStorage
+from nczarr.values.types import NUMPY_CODE
 from nczarr.zarr.metadata import MAX_DIMENSIONS
 
-__all__ = ["CdlDataset", "CdlError", "normalize_kind", "parse_cdl"]
+__all__ = ["CdlDataset", "normalize_kind", "parse_cdl"]
 
 #: ncgen's -k spellings and netCDF4's names of the five kinds, by netCDF4's name.
 _CLASSIC_MODEL = ("NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET", "NETCDF4_CLASSIC")
@@ -72,11 +71,11 @@ EAGER_BYTES = 64 << 20
 # The HDF5 filters of _Filter (ids or names) that have a Zarr codec, and those that are
 # flags of VariableStorage; any other has no codec.
 _FILTER_CODECS = {
-    "1": "zlib", "deflate": "zlib", "zlib": "zlib", "32015": "zstd", "zstd": "zstd",
-    "307": "bzip2", "bzip2": "bzip2", "32001": "blosc_lz", "blosc": "blosc_lz",
+    **{str(HDF5_FILTER_OF[c]): c for c in ("zlib", "zstd", "bzip2")}, "deflate": "zlib", "zlib": "zlib",
+    "zstd": "zstd", "bzip2": "bzip2", str(HDF5_BLOSC): "blosc_lz", "blosc": "blosc_lz",
 }
 _FILTER_FLAGS = {
-    "2": "shuffle", "shuffle": "shuffle", "3": "fletcher32", "fletcher32": "fletcher32",
+    str(HDF5_SHUFFLE): "shuffle", "shuffle": "shuffle", str(HDF5_FLETCHER32): "fletcher32", "fletcher32": "fletcher32",
 }
 _HEADER = re.compile(
     r"\A\ufeff?(?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*(netcdf|NETCDF|netCDF)([^{]*)"
@@ -128,7 +127,7 @@ def normalize_kind(kind: str) -> str:
 def parse_cdl(text: str, filename: str = "<cdl>", *, kind: str | None = None) -> CdlDataset:
     """The dataset a CDL text describes; ``kind`` is ncgen's ``-k`` (any of its spellings).
 
-    Raises :class:`CdlError` (a :class:`~nczarr.syntax.errors.ParseError`) naming the file,
+    Raises :class:`CdlError` (a :class:`~nczarr.errors.ParseError`) naming the file,
     line, column and offending text of the first problem.
     """
     try:
@@ -200,7 +199,7 @@ def _pack_runs(text: str) -> tuple[str, dict[int, str]]:
 
 
 @functools.cache
-def _parser() -> LalrParser:
+def _parser() -> LalrParser[list[Any]]:
     return LalrParser(
         grammar_path("cdl.lark").read_text(encoding="utf-8"),
         start="start",
@@ -303,7 +302,7 @@ class _Syntax:
         return (c[0], [item for item in c[1:] if item is not None])
 
     def ident(self, c: Any) -> Token:
-        return c[0]  # type: ignore[no-any-return]
+        return c[0]
 
     def datadecl(self, c: Any) -> Any:
         return ("data", c[0], c[1])
@@ -427,7 +426,7 @@ class _Builder:
             text = name_of(member)
             if text in values:
                 raise self.error(f"duplicate enum member {text!r}", member)
-            values[text] = typed_attribute(base, [constant(number)], self.error)[0]
+            values[text] = int(typed_attribute(base, [constant(number)], self.error)[0])
         self.add_type(group.add_enum(name_of(name), base, values), TypeShape.enum(base))
 
     def do_opaque(self, group: Group, size: Token, name: Token) -> None:
@@ -478,9 +477,9 @@ class _Builder:
 
     def positive(self, token: Token) -> int:
         value = constant(token)
-        if not (isinstance(value.type, AtomicType) and value.type.is_integer) or value.value <= 0:
+        if not (isinstance(value.type, AtomicType) and value.type.is_integer) or value.number() <= 0:
             raise self.error("a size must be a positive integer", token)
-        return int(value.value)
+        return int(value.number())
 
     def lookup_type(self, group: Group, token: Any) -> AtomicType | UserType | None:
         """The type a reference names (ncgen's rules), or None."""
@@ -534,10 +533,10 @@ class _Builder:
             group.add_dimension(name_of(name), 0, unlimited=True)
             return
         value = constant(size)
-        if not (isinstance(value.type, AtomicType) and value.type.is_integer) or value.value < 0:
+        if not (isinstance(value.type, AtomicType) and value.type.is_integer) or value.number() < 0:
             raise self.error("a dimension size must be a non-negative integer", size)
         # Size 0 makes an unlimited dimension, as in netCDF-4.
-        group.add_dimension(name_of(name), int(value.value), unlimited=value.value == 0)
+        group.add_dimension(name_of(name), int(value.number()), unlimited=value.number() == 0)
 
     def find_dimension(self, group: Group, token: Token) -> Dimension:
         if token.type == "PATH":
@@ -562,7 +561,7 @@ class _Builder:
             if len(dims) > MAX_DIMENSIONS:
                 raise self.error(f"{len(dims)} dimensions, more than the {MAX_DIMENSIONS} numpy allows", name)
             found = [self.find_dimension(group, dim) for dim in dims]
-            refs = [_dimension_ref(group, d) for d in found]
+            refs = [shortest_reference(d, group) for d in found]
             variable = group.add_variable(name_of(name), ref, refs)
             variable.position = name.position
             self.info[id(variable)] = {"dims": found, "name": name}
@@ -653,7 +652,7 @@ class _Builder:
     def special_int(self, token: Token, values: list[Any]) -> int:
         if len(values) != 1 or values[0].kind != "number" or not values[0].type.is_integer:
             raise self.error(f"{token.text} needs one integer value", token)
-        return int(values[0].value)
+        return int(values[0].number())
 
     def special_bool(self, token: Token, values: list[Any]) -> bool:
         if len(values) == 1:
@@ -675,9 +674,9 @@ class _Builder:
                 raise self.error(f"unknown _Storage {layout!r}", token)
             settings["layout"] = layout
         elif name == "_ChunkSizes":
-            if not values or any(v.kind != "number" or not v.type.is_integer for v in values):
+            if not values or any(v.kind != "number" or v.type is None or not v.type.is_integer for v in values):
                 raise self.error("_ChunkSizes needs integer values", token)
-            sizes = tuple(int(v.value) for v in values)
+            sizes = tuple(int(v.number()) for v in values)
             if len(sizes) != len(variable.dimensions) or min(sizes) <= 0:
                 raise self.error(
                     f"_ChunkSizes needs one positive size per dimension "
@@ -755,7 +754,7 @@ class _Builder:
             return None
         run = self.runs[items[0].offset]
         texts = np.array(run.split(","))
-        dtype = np.dtype(type_code(type))
+        dtype = np.dtype(NUMPY_CODE[type])
         if _LONG_DIGITS.search(run) or _OCTAL.search(run):
             return None
         try:
@@ -772,9 +771,13 @@ class _Builder:
             raise self.error(f"undefined variable {ref.text!r}", ref)
         self.pending[id(variable)] = (variable, group, values, ref)
 
+    def name_token(self, variable: Variable) -> Token:
+        """The name token of a variable of the tree being built."""
+        return self.info[id(variable)]["name"]
+
     def dimensions_of(self, variable: Variable) -> list[Dimension]:
         """The dimensions of a variable of the tree being built."""
-        return self.info[id(variable)]["dims"]  # type: ignore[no-any-return]
+        return self.info[id(variable)]["dims"]
 
     def fill_data(self) -> dict[str, np.ndarray | PaddedValues]:
         """Size the unlimited dimensions from the data, then build every variable's array."""
@@ -787,7 +790,7 @@ class _Builder:
                 plan = converter.plan(variable, info["dims"], pending)
                 plans[id(variable)] = (variable, group, plan, converter)
         data: dict[str, np.ndarray | PaddedValues] = {}
-        for variable, group, plan, converter in plans.values():
+        for variable, _group, plan, converter in plans.values():
             info = self.info[id(variable)]
             shape = tuple(d.size for d in info["dims"])
             data[variable.fqn] = converter.build(variable, shape, plan)
@@ -827,17 +830,6 @@ class _Builder:
 
 def _has_fill(values: list[Any]) -> bool:
     return any(item.__class__ is not list and constant(item).kind == "fill" for item in values)
-
-
-def _dimension_ref(group: Group, dimension: Dimension) -> str:
-    """The dimension's name if ``group`` sees it by that name, else its FQN."""
-    scope: Group | None = group
-    while scope is not None:
-        found = scope.find_dimension(dimension.name)
-        if found is not None:
-            return dimension.name if found is dimension else dimension.fqn
-        scope = scope.parent  # type: ignore[assignment]
-    return dimension.fqn
 
 
 def _path_names(text: str) -> list[str]:

@@ -1,8 +1,9 @@
 """CDL out: the text ``ncdump`` (netcdf-c 4.9.0) prints for a dataset, byte for byte.
 
-:func:`dump` walks an open :class:`nczarr.Dataset` (its model tree for the header, its
-variables for the data, read a slab at a time) and yields the lines ncdump would print for a
-netCDF-4 file holding the same tree and values; :func:`kind_text` is ``ncdump -k``.
+:func:`dump` walks a :class:`~nczarr.values.source.DatasetSource` (its model tree for the
+header, its raw netCDF values for the data, read a slab at a time) and yields the lines ncdump
+would print for a netCDF-4 file holding the same tree and values; :func:`kind_text` is
+``ncdump -k``. Only the source is read: no handle of the caller changes.
 
 The virtual attributes of ``-s`` describe the Zarr storage in netCDF-4's terms: a variable
 with dimensions is always ``"chunked"`` (Zarr has no contiguous layout), a scalar is
@@ -18,13 +19,14 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from nczarr.errors import NCZarrError
+from nczarr.errors import DumpError
 from nczarr.model import (
     AtomicType,
     Attribute,
@@ -33,19 +35,20 @@ from nczarr.model import (
     EnumType,
     Group,
     OpaqueType,
+    TypeRef,
     UserType,
     Variable,
     VlenType,
 )
-from nczarr.model.resolve import Resolver
+from nczarr.model.resolve import Resolver, shortest_reference
 from nczarr.syntax.cdldump_ncml import ncml_lines
 from nczarr.syntax.cdldump_times import TimeAxis, time_axes
+from nczarr.values.blocks import plan_blocks
+from nczarr.values.source import DatasetSource
+from nczarr.values.storage import BLOSC_CODES, HDF5_BLOSC, HDF5_BZIP2, HDF5_ZSTD, VariableStorage
+from nczarr.values.types import DEFAULT_FILL
 
-__all__ = ["DumpError", "DumpOptions", "dataset_name", "dump", "escape_name", "kind_text"]
-
-
-class DumpError(NCZarrError, ValueError):
-    """An option or a dataset ncdump would refuse (e.g. an unknown ``-v`` name)."""
+__all__ = ["DumpOptions", "dataset_name", "dump", "escape_name", "kind_text"]
 
 
 @dataclass(frozen=True)
@@ -72,20 +75,6 @@ _KINDS = {
     "NETCDF3_64BIT_DATA": "cdf5",
 }
 
-#: The netCDF default fill values (netcdf.h), shown as ``_`` in data.
-_DEFAULT_FILL: dict[AtomicType, Any] = {
-    AtomicType.BYTE: -127,
-    AtomicType.SHORT: -32767,
-    AtomicType.INT: -2147483647,
-    AtomicType.FLOAT: float(np.float32(9.9692099683868690e36)),
-    AtomicType.DOUBLE: 9.9692099683868690e36,
-    AtomicType.UBYTE: 255,
-    AtomicType.USHORT: 65535,
-    AtomicType.UINT: 4294967295,
-    AtomicType.INT64: -9223372036854775806,
-    AtomicType.UINT64: 18446744073709551614,
-    AtomicType.STRING: "",
-}
 _ATTR_SUFFIX = {
     AtomicType.BYTE: "b",
     AtomicType.SHORT: "s",
@@ -95,10 +84,8 @@ _ATTR_SUFFIX = {
     AtomicType.INT64: "LL",
     AtomicType.UINT64: "ULL",
 }
-#: HDF5 filter ids netCDF-4 uses for compressions other than deflate.
-_FILTER_IDS = {"zstd": 32015, "bzip2": 307}
-_BLOSC_ID = 32001
-_BLOSC_CODES = {"blosc_lz": 0, "blosc_lz4": 1, "blosc_lz4hc": 2, "blosc_snappy": 3, "blosc_zlib": 4, "blosc_zstd": 5}
+#: HDF5 filter ids netCDF-4 shows as ``_Filter`` (deflate has its own ``_DeflateLevel``).
+_FILTER_IDS = {"zstd": HDF5_ZSTD, "bzip2": HDF5_BZIP2}
 
 _TIME_SEPARATORS = {"t": " ", "i": "T"}
 _KEYWORDS = frozenset({"variables", "dimensions", "data", "group", "types"})
@@ -235,15 +222,16 @@ class _Formats:
 
 
 class _Dumper:
-    def __init__(self, dataset: Any, options: DumpOptions, name: str) -> None:
-        self.ds = dataset
+    def __init__(self, source: DatasetSource, options: DumpOptions, name: str) -> None:
+        self.source = source
+        self.data_model = source.data_model
         self.opts = options
         self.name = name
-        self.tree = dataset._node
+        self.tree = source.dataset
         self.resolver = Resolver()
         self.formats = _Formats.of(options.precision)
         self.out = _Writer(options.line_length)
-        self.classic = dataset.data_model != "NETCDF4"
+        self.classic = source.data_model != "NETCDF4"
         self.time_separator = _TIME_SEPARATORS[options.times] if options.times else None
         self.axes: dict[int, TimeAxis] = {}
         self.selected = self._selected_variables()
@@ -277,6 +265,8 @@ class _Dumper:
 
     # -- names and references --------------------------------------------------------------
     def _type_name(self, ref: Any, scope: Group) -> str:
+        """ncdump's rule (``print_type_name``): the plain name of a type defined in ``scope``
+        or an ancestor, even one a nearer type of the name hides; else the FQN."""
         if isinstance(ref, AtomicType):
             return ref.value
         node = self._user_type(ref, scope)
@@ -297,15 +287,8 @@ class _Dumper:
         return node
 
     def _dim_name(self, node: Dimension, scope: Group) -> str:
-        owner = node.group
-        if not _is_ancestor(owner, scope):
-            return _fqn(node)
-        group: Group | None = scope
-        while group is not None and group is not owner:
-            if group.find_dimension(node.name) is not None:
-                return _fqn(node)
-            group = group.parent  # type: ignore[assignment]
-        return escape_name(node.name)
+        plain = shortest_reference(node, scope, self.resolver) == node.name
+        return escape_name(node.name) if plain else _fqn(node)
 
     # -- the whole text -----------------------------------------------------------------------
     def ncml(self, location: str) -> Iterator[str]:
@@ -424,7 +407,7 @@ class _Dumper:
             return
         prefix = "string " if type_ is AtomicType.STRING else ""
         comment = ""
-        if axis is not None and type_ not in (AtomicType.CHAR, AtomicType.STRING) and len(values):
+        if axis is not None and type_ is not AtomicType.STRING and values and not isinstance(values, str):
             comment = " // " + ", ".join(axis.texts(values))
         out.raw(f"{lead}{prefix}{label} = {self._attribute_values(type_, values)} ;{comment}\n")
 
@@ -459,13 +442,13 @@ class _Dumper:
             data = bytes(value) if not isinstance(value, np.ndarray) else value.tobytes()
             return "0X" + data.hex().upper()
         if isinstance(node, VlenType):
-            base = node.base if isinstance(node.base, AtomicType) else self._user_type(node.base, node.group)
+            base = self._member_type(node, node.base)
             return "{" + ", ".join(self._value_text(base, v, group) for v in value) + "}"
         assert isinstance(node, CompoundType)
         texts = []
         for i, field in enumerate(node.fields):
             item = value[field.name] if isinstance(value, np.void) else value[i]
-            ftype = field.type if isinstance(field.type, AtomicType) else self._user_type(field.type, node.group)
+            ftype = self._member_type(node, field.type)
             texts.append(self._field_text(ftype, field.shape, item, group))
         return "{" + ", ".join(texts) + "}"
 
@@ -489,65 +472,38 @@ class _Dumper:
         raise DumpError(f"NetCDF: Invalid argument (value {value} is not a member of enum {node.name})")
 
     # -- specials (-s) ---------------------------------------------------------------------
-    def _handle(self, variable: Variable) -> Any:
-        names = []
-        node = variable.parent
-        while node is not None and node.parent is not None:
-            names.append(node.name)
-            node = node.parent
-        group = self.ds
-        for name in reversed(names):
-            group = group.groups[name]
-        return group.variables[variable.name]
-
     def _variable_specials(self, variable: Variable, group: Group, owner: str, ind: str) -> None:
-        if self.ds.data_model.startswith("NETCDF3"):
+        if self.data_model.startswith("NETCDF3"):
             return
-        handle = self._handle(variable)
+        storage = self.source.storage.get(variable.fqn, VariableStorage())
+        type_ = self._resolved(variable.type, group)
         lines: list[tuple[str, str]] = []
-        chunking = handle.chunking()
-        if chunking == "contiguous":
+        # Zarr has no contiguous layout: a file's variable without chunks is contiguous
+        chunks = storage.chunks if variable.dimensions else None
+        if not chunks:
             lines.append(("_Storage", '"contiguous"'))
         else:
             lines.append(("_Storage", '"chunked"'))
-            lines.append(("_ChunkSizes", ", ".join(map(str, chunking))))
-        filters = handle.filters() or {}
-        if filters.get("fletcher32"):
+            lines.append(("_ChunkSizes", ", ".join(map(str, chunks))))
+        if storage.fletcher32:
             lines.append(("_Fletcher32", '"true"'))
-        if filters.get("shuffle"):
+        if storage.shuffle:
             lines.append(("_Shuffle", '"true"'))
-        if filters.get("zlib"):
-            lines.append(("_DeflateLevel", str(filters["complevel"])))
-        other = self._filter_text(handle, filters, self._resolved(variable.type, group))
+        if storage.compression == "zlib":
+            lines.append(("_DeflateLevel", str(storage.complevel)))
+        other = _filter_text(storage, chunks, type_)
         if other:
             lines.append(("_Filter", f'"{other}"'))
-        size = _type_size(self._resolved(variable.type, group))
-        if size > 1:
-            lines.append(("_Endianness", f'"{handle.endian()}"'))
-        if not handle._storage().fill:
+        if _type_size(type_) > 1:
+            lines.append(("_Endianness", f'"{_byte_order(storage)}"'))
+        if not storage.fill:
             lines.append(("_NoFill", '"true"'))
         for key, text in lines:
             self.out.raw(f"{ind}\t\t{owner}:{key} = {text} ;\n")
 
-    @staticmethod
-    def _filter_text(handle: Any, filters: dict[str, Any], type_: Any) -> str:
-        """HDF5's ``_Filter`` text for the compressions netCDF-4 reaches through plugins."""
-        storage = handle._storage()
-        compression = storage.compression
-        if compression in _FILTER_IDS:
-            return f"{_FILTER_IDS[compression]},{storage.complevel}"
-        blosc = filters.get("blosc")
-        if blosc:
-            size = _type_size(type_) or 1
-            chunks = handle.chunking()
-            chunk_bytes = size * math.prod(chunks) if isinstance(chunks, list) else size
-            code = _BLOSC_CODES.get(blosc["compressor"], 0)
-            return f"{_BLOSC_ID},0,0,{size},{chunk_bytes},{storage.complevel},{blosc['shuffle']},{code}"
-        return ""
-
     def _global_specials(self, ind: str) -> None:
         out = self.out
-        model = self.ds.data_model
+        model = self.data_model
         if model.startswith("NETCDF3"):
             out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
             return
@@ -558,13 +514,19 @@ class _Dumper:
         out.raw(f"{ind}\t\t:_IsNetcdf4 = {1 if model == 'NETCDF4' else 0} ;\n")
         out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
 
-    def _resolved(self, ref: Any, group: Group) -> Any:
+    def _resolved(self, ref: TypeRef, group: Group) -> AtomicType | UserType:
         return ref if isinstance(ref, AtomicType) else self._user_type(ref, group)
+
+    def _member_type(self, owner: UserType, ref: TypeRef) -> AtomicType | UserType:
+        """The type of a field or of a vlen's elements, seen from the group of ``owner``."""
+        if owner.group is None:
+            raise DumpError(f"type {owner.name!r} belongs to no group")
+        return self._resolved(ref, owner.group)
 
     # -- data ---------------------------------------------------------------------------------
     def _data(self, variable: Variable, group: Group, ind: str) -> Iterator[str]:
-        handle = self._handle(variable)
-        shape = tuple(handle.shape)
+        dimensions = [self._dim(ref, group) for ref in variable.dimensions]
+        shape = tuple(d.size for d in dimensions)
         if any(n == 0 for n in shape):
             return
         out = self.out
@@ -577,18 +539,16 @@ class _Dumper:
         else:
             out.raw(f"\n{ind} {name} =\n  ")
             out.col = 2 + out.indent
-        handle.set_auto_maskandscale(False)
-        handle.set_auto_chartostring(False)
-        unlimited = [self._dim(ref, group).unlimited for ref in variable.dimensions]
+        unlimited = [d.unlimited for d in dimensions]
         is_char = type_ is AtomicType.CHAR
         braces = _braces(shape, unlimited, is_char)
         if is_char:
-            self._char_data(handle, shape, braces)
+            self._char_data(variable, shape, braces)
         else:
             format_row = self._row_formatter(variable, type_, group)
             rows = _row_count(shape)
             done = values = 0
-            for raw in _slabs(handle, shape, split_row=True):
+            for raw in self._slabs(variable, shape, split_row=True):
                 values += raw.size
                 raw = raw.reshape(-1, shape[-1]) if rank > 1 else raw.reshape(1, -1)
                 texts = format_row(raw)
@@ -613,12 +573,12 @@ class _Dumper:
                 yield out.take()
         yield out.take()
 
-    def _char_data(self, handle: Any, shape: tuple[int, ...], braces: Callable[[int], tuple[int, int]] | None) -> None:
+    def _char_data(self, variable: Variable, shape: tuple[int, ...], braces: Callable[[int], tuple[int, int]] | None) -> None:
         out = self.out
         width = shape[-1] if shape else 1
         rows = _row_count(shape) if len(shape) > 1 else 1
         done = 0
-        for raw in _slabs(handle, shape, split_row=False):
+        for raw in self._slabs(variable, shape, split_row=False):
             data = np.ascontiguousarray(raw).tobytes()
             if len(shape) <= 1:
                 pieces = [data]
@@ -647,11 +607,11 @@ class _Dumper:
             fmt = self._data_format(variable, type_)
             return lambda raw: _numeric_rows(raw, type_, fmt, fill)
 
+        def text(value: Any) -> str:
+            return "_" if fill is not None and _same(value, fill) else self._value_text(type_, value, group)
+
         def rows(raw: np.ndarray) -> list[list[str]]:
-            texts = []
-            for row in raw:
-                texts.append(["_" if fill is not None and _same(v, fill) else self._value_text(type_, v, group) for v in row])
-            return texts
+            return [[text(v) for v in row] for row in raw]
 
         return rows
 
@@ -667,46 +627,24 @@ class _Dumper:
 
     def _fill_value(self, variable: Variable, type_: Any) -> Any:
         attribute = variable.find_attribute("_FillValue")
-        if attribute is not None and len(attribute.values) == 1 and (attribute.type == variable.type or not isinstance(type_, AtomicType)):
+        typed = attribute is not None and (attribute.type == variable.type or not isinstance(type_, AtomicType))
+        if attribute is not None and typed and len(attribute.values) == 1:
             return attribute.values[0]
         if isinstance(type_, AtomicType) and type_ not in (AtomicType.BYTE, AtomicType.UBYTE):
-            return _DEFAULT_FILL.get(type_)
+            return DEFAULT_FILL.get(type_)
         return None
+
+    def _slabs(self, variable: Variable, shape: tuple[int, ...], split_row: bool) -> Iterator[np.ndarray]:
+        """The variable's raw values, a bounded slab of whole rows at a time (of a 1-D
+        variable, parts of its one row if ``split_row``)."""
+        # a row is formatted whole, except the one row of a 1-D variable when split_row
+        for block in plan_blocks(shape, 1, _SLAB_VALUES, whole_rows=len(shape) > 1 or not split_row):
+            yield np.asarray(self.source.read(variable, block))
 
 
 # -- data helpers ---------------------------------------------------------------------------
 def _row_count(shape: tuple[int, ...]) -> int:
     return math.prod(shape[:-1]) if len(shape) > 1 else 1
-
-
-def _slabs(handle: Any, shape: tuple[int, ...], split_row: bool) -> Iterator[np.ndarray]:
-    """The variable's raw values, a bounded slab of whole rows at a time (of a 1-D variable,
-    parts of its one row if ``split_row``)."""
-    if not shape:
-        value = handle[...]
-        if isinstance(value, np.ndarray) and value.dtype != object and handle._kind == "vlen":
-            # a scalar vlen reads as its one sequence (as in netCDF4): wrap it
-            single = np.empty((), object)
-            single[()] = value
-            value = single
-        yield np.asarray(value)
-        return
-    rows_per_slab = max(1, _SLAB_VALUES // max(1, shape[-1]))
-    if len(shape) == 1:
-        step = _SLAB_VALUES if split_row else shape[0]
-        for start in range(0, shape[0], step):
-            yield np.asarray(handle[start : start + step])
-        return
-    # split along the outermost axis that gives slabs of at most rows_per_slab rows
-    inner = math.prod(shape[1:-1])
-    if inner <= rows_per_slab:
-        step = max(1, rows_per_slab // inner)
-        for start in range(0, shape[0], step):
-            yield np.asarray(handle[start : start + step])
-        return
-    for index in np.ndindex(*shape[:-2]):
-        for start in range(0, shape[-2], rows_per_slab):
-            yield np.asarray(handle[index + (slice(start, start + rows_per_slab),)])
 
 
 def _braces(shape: tuple[int, ...], unlimited: list[bool], char: bool) -> Callable[[int], tuple[int, int]] | None:
@@ -765,7 +703,7 @@ def _time_rows(raw: np.ndarray, type_: AtomicType, axis: TimeAxis, fill: Any) ->
     mask = _fill_mask(raw, type_, fill)
     texts = np.full(raw.shape, "_", dtype=object)
     texts[~mask] = axis.texts(raw[~mask].tolist())
-    return texts.tolist()  # type: ignore[no-any-return]
+    return texts.tolist()
 
 
 def _float_fill_mask(raw: np.ndarray, fill: float, type_: AtomicType) -> np.ndarray:
@@ -821,6 +759,24 @@ def _signed(value: int) -> int:
     return value - 2**64 if value > 2**63 - 1 else value
 
 
+def _filter_text(storage: VariableStorage, chunks: tuple[int, ...] | None, type_: Any) -> str:
+    """HDF5's ``_Filter`` text for the compressions netCDF-4 reaches through plugins."""
+    compression = storage.compression
+    if compression in _FILTER_IDS:
+        return f"{_FILTER_IDS[compression]},{storage.complevel}"
+    if compression is not None and compression.startswith("blosc"):
+        size = _type_size(type_) or 1
+        chunk_bytes = size * math.prod(chunks) if chunks else size
+        code = BLOSC_CODES.get(compression, 0)
+        return f"{HDF5_BLOSC},0,0,{size},{chunk_bytes},{storage.complevel},{storage.blosc_shuffle},{code}"
+    return ""
+
+
+def _byte_order(storage: VariableStorage) -> str:
+    """The byte order values are stored in (``native`` is the machine's)."""
+    return storage.endian if storage.endian != "native" else sys.byteorder
+
+
 def _type_size(node: Any) -> int:
     if isinstance(node, AtomicType):
         return node.size or 0
@@ -856,34 +812,35 @@ def _version() -> str:
 
 
 # -- public -------------------------------------------------------------------------------
-def kind_text(dataset: Any) -> str:
+def kind_text(source: DatasetSource) -> str:
     """What ``ncdump -k`` prints for the dataset (without the newline)."""
-    return _KINDS[dataset.data_model]
+    return _KINDS[source.data_model]
 
 
-def dataset_name(dataset: Any) -> str:
+def dataset_name(path: str) -> str:
     """ncdump's default dataset name: the base name of the location without extension."""
-    path = str(dataset.filepath()).rstrip("/")
-    base = os.path.basename(path.split("#", 1)[0].rstrip("/"))
+    base = os.path.basename(path.rstrip("/").split("#", 1)[0].rstrip("/"))
     return os.path.splitext(base)[0]
 
 
-def dump(dataset: Any, options: DumpOptions = DumpOptions(), name: str | None = None) -> Iterator[str]:
-    """The lines (with their newlines) ``ncdump`` prints for the dataset with ``options``;
-    ``name`` is the dataset name of the first line (``options.name`` wins, then ``name``,
-    then the location's base name without extension)."""
+def dump(
+    source: DatasetSource, options: DumpOptions = DumpOptions(), name: str | None = None, path: str = ""
+) -> Iterator[str]:
+    """The lines (with their newlines) ``ncdump`` prints for the dataset of ``source`` with
+    ``options``; ``path`` is its location, ``name`` the dataset name of the first line
+    (``options.name`` wins, then ``name``, then the location's base name without extension)."""
     if options.kind:
-        yield kind_text(dataset) + "\n"
+        yield kind_text(source) + "\n"
         return
     if options.times is not None and options.times not in _TIME_SEPARATORS:
         raise DumpError(f"times must be 't' (-t) or 'i' (-i), not {options.times!r}")
     if options.line_length < 10:
         raise DumpError("-l: line length must be at least 10")
-    dumper = _Dumper(dataset, options, options.name or name or dataset_name(dataset))
+    dumper = _Dumper(source, options, options.name or name or dataset_name(path))
     if options.ncml:
-        if dataset.data_model == "NETCDF4":
+        if source.data_model == "NETCDF4":
             raise DumpError("NcML output (-x) currently only permitted for netCDF classic model")
-        yield from dumper.ncml(str(dataset.filepath()))
+        yield from dumper.ncml(path)
         return
     for block in dumper.run():
         if block:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from nczarr.model import AtomicType, Group, Variable
 
@@ -213,7 +213,7 @@ class TimeAxis:
             return _add_mixed(self.base, hours)
         return _from_hours(_to_hours(self.base, self.calendar) + hours, self.calendar)
 
-    def text(self, value: Any) -> str:
+    def text(self, value: float) -> str:
         """One value as a quoted date."""
         d = self.date(value)
         hours = int(d.hour + _EPS_SECONDS / 3600.0)
@@ -234,7 +234,7 @@ class TimeAxis:
             return f'"{date}"'
         return f'"{date}{self.separator}{clock}"'
 
-    def texts(self, values: Any) -> list[str]:
+    def texts(self, values: Iterable[float]) -> list[str]:
         return [self.text(v) for v in values]
 
 

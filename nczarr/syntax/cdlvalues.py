@@ -11,13 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from nczarr.formats.common import DEFAULT_FILL, numpy_dtype
+from nczarr.errors import CdlError, ParseError
 from nczarr.model import (
     AtomicType,
+    AttributeValue,
     CompoundType,
     Dimension,
     EnumType,
@@ -27,18 +28,11 @@ from nczarr.model import (
     Variable,
     VlenType,
 )
-from nczarr.syntax.errors import ParseError
 from nczarr.syntax.lalr import Token
 from nczarr.syntax.limits import MAX_CHAR_DATA
-
-if TYPE_CHECKING:
-    from nczarr.syntax.cdl import _Builder
+from nczarr.values.types import DEFAULT_FILL, value_dtype
 
 ErrorMaker = Callable[[str, Any], ParseError]
-
-
-class CdlError(ParseError):
-    """CDL text that ncgen would refuse: bad syntax, or a semantic problem."""
 
 
 @dataclass(slots=True)
@@ -51,13 +45,74 @@ class Const:
     """
 
     kind: str
-    value: Any
+    value: object  # read it through the accessor of its kind
     token: Token | None
     type: AtomicType | None = None
 
     def text(self) -> str:
         """The text of a string constant."""
-        return bytes(self.value).decode("utf-8", "surrogateescape")
+        return self.data().decode("utf-8", "surrogateescape")
+
+    def number(self) -> int | float:
+        """The value of a ``number`` constant."""
+        return cast("int | float", self.value)
+
+    def byte(self) -> int:
+        """The byte of a ``char`` constant, signed."""
+        return cast(int, self.value)
+
+    def data(self) -> bytes:
+        """The bytes of a ``text`` constant."""
+        return cast(bytes, self.value)
+
+    def digits(self) -> str:
+        """The hexadecimal digits of an ``opaque`` constant."""
+        return cast(str, self.value)
+
+    def reference(self) -> Token:
+        """The name or path of an ``enum`` constant."""
+        return cast(Token, self.value)
+
+    def items(self) -> list[DataItem]:
+        """The items of a ``braced`` constant."""
+        return cast("list[DataItem]", self.value)
+
+    def call(self) -> tuple[Token, list[DataItem]]:
+        """The function name and the arguments of a ``call`` constant."""
+        return cast("tuple[Token, list[DataItem]]", self.value)
+
+
+#: An item of a data list as the parser gives it: a token, a constant it built (a function
+#: call, NIL), or the items of a braced list.
+DataItem = Token | Const | list["DataItem"]
+#: A variable's data list as the CDL reader keeps it: the variable, its group, the items and
+#: the name token of its data declaration.
+Pending = tuple[Variable, Group, list[DataItem], Token]
+#: What :meth:`Values.plan` makes of a data list: its items, flattened as far as the type
+#: allows (a numeric run already converted), and the name token.
+Plan = tuple[np.ndarray | list[DataItem], Token]
+
+
+class DataContext(Protocol):
+    """What turning data lists into arrays needs of the CDL reader that walks the text
+    (``nczarr.syntax.cdl``): its errors, its types and their dtype and fill caches, each
+    variable's dimensions and name, and the bytes whole arrays may still take."""
+
+    dtypes: dict[int, np.dtype]
+    fills: dict[int, np.ndarray]
+    eager_bytes: int
+
+    def error(self, message: str, token: Token | None) -> CdlError: ...
+
+    def user_type(self, group: Group, fqn: str) -> UserType: ...
+
+    def unpack(self, items: list[DataItem]) -> list[DataItem]: ...
+
+    def packed(self, items: list[DataItem], type: AtomicType | UserType) -> np.ndarray | None: ...
+
+    def dimensions_of(self, variable: Variable) -> list[Dimension]: ...
+
+    def name_token(self, variable: Variable) -> Token: ...
 
 
 _INTEGER = re.compile(r"([+-]?)([0-9]+)([a-zA-Z]*)")
@@ -121,11 +176,11 @@ def unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text) if "\\" in text else text
 
 
-def constant(item: Any, error: ErrorMaker | None = None) -> Const:
+def constant(item: DataItem, error: ErrorMaker | None = None) -> Const:
     """The constant a token (or an already built item) stands for."""
-    if type(item) is Const:
+    if isinstance(item, Const):
         return item
-    if type(item) is list:  # a braced list
+    if isinstance(item, list):  # a braced list
         return Const("braced", item, None)
     kind, text = item.type, item.text
     if kind == "NUMBER":
@@ -235,7 +290,7 @@ def _unescape(body: str, token: Token, error: ErrorMaker | None) -> bytes:
 
 
 def _time(call: Const, error: ErrorMaker) -> float:
-    name, args = call.value
+    name, args = call.call()
     if name.text != "time" or len(args) != 1 or constant(args[0]).kind != "text":
         raise error(f"unknown function {name.text!r}; only time(\"date\") is known", name)
     text = constant(args[0]).text()
@@ -253,7 +308,7 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
     """One constant converted to a numeric or string type (C casts for numbers)."""
     kind = item.kind
     if kind == "call":
-        item = Const("number", _time(item, error), item.value[0], AtomicType.DOUBLE)
+        item = Const("number", _time(item, error), item.call()[0], AtomicType.DOUBLE)
         kind = "number"
     if type is AtomicType.STRING:
         if kind == "text":
@@ -263,7 +318,7 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
         if kind in ("number", "char"):
             return str(item.value)
     elif kind in ("number", "char", "opaque"):
-        value = int(item.value, 16) if kind == "opaque" else item.value
+        value = int(item.digits(), 16) if kind == "opaque" else item.number()
         if type.is_integer:
             return float_to_int(value, type) if isinstance(value, float) else wrap(value, type)
         return float(np.float32(value)) if type is AtomicType.FLOAT else float(value)
@@ -272,7 +327,7 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
     raise error(f"{what} is not a value of type {type}", token)
 
 
-def typed_attribute(type: AtomicType, items: list[Any], error: ErrorMaker) -> Any:
+def typed_attribute(type: AtomicType, items: list[DataItem], error: ErrorMaker) -> list[AttributeValue] | str:
     """The values of an attribute declared with an atomic type (char: one ``str``)."""
     consts = [constant(item, error) for item in items]
     if type is AtomicType.CHAR:
@@ -283,11 +338,13 @@ def typed_attribute(type: AtomicType, items: list[Any], error: ErrorMaker) -> An
     return [_atomic_value(item, type, error) for item in consts]
 
 
-def infer_attribute(items: list[Any], name: Token, error: ErrorMaker) -> tuple[AtomicType, Any]:
+def infer_attribute(
+    items: list[DataItem], name: Token, error: ErrorMaker
+) -> tuple[AtomicType, list[AttributeValue] | str]:
     """The type ncgen gives an untyped attribute, and its values."""
     consts = [constant(item, error) for item in items]
     if not consts or all(c.kind == "text" for c in consts):
-        return AtomicType.CHAR, b"".join(c.value for c in consts).decode("utf-8", "surrogateescape")
+        return AtomicType.CHAR, b"".join(c.data() for c in consts).decode("utf-8", "surrogateescape")
     for c in consts:
         if c.kind == "fill":
             raise error("'_' is not allowed in an attribute", c.token)
@@ -296,25 +353,25 @@ def infer_attribute(items: list[Any], name: Token, error: ErrorMaker) -> tuple[A
             raise error(
                 "non-simple list of values for an untyped attribute (give it a type)", where
             )
-    types = [c.type for c in consts]
+    types = [c.type for c in consts if c.type is not None]  # numbers and chars have one
     if AtomicType.DOUBLE in types:
         chosen = AtomicType.DOUBLE
     elif AtomicType.FLOAT in types:
         chosen = AtomicType.FLOAT
-    elif any(c.type is AtomicType.UINT64 and c.value > 2**63 - 1 for c in consts):
+    elif any(c.type is AtomicType.UINT64 and c.number() > 2**63 - 1 for c in consts):
         chosen = AtomicType.UINT64
     else:
         chosen = types[0]
         for type in types[1:]:
-            if _RANK[type] >= _RANK[chosen]:  # type: ignore[index]
+            if _RANK[type] >= _RANK[chosen]:
                 chosen = type
-    return chosen, [_atomic_value(c, chosen, error) for c in consts]  # type: ignore[arg-type]
+    return chosen, [_atomic_value(c, chosen, error) for c in consts]
 
 
 def _char_bytes(consts: list[Const]) -> bytes:
     """Strings and characters concatenated (numbers are ignored, as ncgen does)."""
     return b"".join(
-        c.value if c.kind == "text" else bytes([c.value & 0xFF]) if c.kind == "char" else b""
+        c.data() if c.kind == "text" else bytes([c.byte() & 0xFF]) if c.kind == "char" else b""
         for c in consts
     )
 
@@ -325,81 +382,64 @@ def _char_bytes(consts: list[Const]) -> bytes:
 class Values:
     """Converts data lists to numpy arrays for the variables of one group."""
 
-    def __init__(self, builder: _Builder, group: Group) -> None:
+    def __init__(self, builder: DataContext, group: Group) -> None:
         self.builder = builder
         self.group = group
         self.error = builder.error
 
-    def resolve(self, type: Any) -> AtomicType | UserType:
+    def _resolve(self, type: Any) -> AtomicType | UserType:
         if isinstance(type, AtomicType):
             return type
         return self.builder.user_type(self.group, type)
 
     # -- dtypes and fills ---------------------------------------------------------------
 
-    def dtype(self, type: AtomicType | UserType) -> np.dtype:
-        """The numpy dtype of a type as netCDF4 shows it (compounds C-aligned)."""
-        if isinstance(type, AtomicType):
-            if type is AtomicType.CHAR:
-                return np.dtype("S1")
-            if type is AtomicType.STRING:
-                return np.dtype(object)
-            return np.dtype(type_code(type))
-        if isinstance(type, EnumType):
-            return self.dtype(type.base)  # type: ignore[arg-type]
-        if isinstance(type, CompoundType):
-            found = self.builder.dtypes.get(id(type))
-            if found is None:
-                found = self.builder.dtypes[id(type)] = np.dtype(
-                    [
-                        (f.name, self.dtype(self.resolve(f.type)), f.shape) if f.shape
-                        else (f.name, self.dtype(self.resolve(f.type)))
-                        for f in type.fields
-                    ],
-                    align=True,
-                )
-            return found
-        if isinstance(type, OpaqueType):
-            return np.dtype(f"V{type.size}")
-        return np.dtype(object)
+    def _dtype(self, type: AtomicType | UserType) -> np.dtype:
+        """The numpy dtype of a type as netCDF4 shows it (compounds C-aligned, built once)."""
+        if not isinstance(type, CompoundType):
+            return value_dtype(type)
+        found = self.builder.dtypes.get(id(type))
+        if found is None:
+            found = self.builder.dtypes[id(type)] = value_dtype(type)
+        return found
 
-    def default_fill(self, type: AtomicType | UserType) -> Any:
+    def _default_fill(self, type: AtomicType | UserType) -> Any:
         if isinstance(type, AtomicType):
             fill = DEFAULT_FILL[type]
-            return fill.encode() if type is AtomicType.CHAR else fill
+            return str(fill).encode() if type is AtomicType.CHAR else fill
         if isinstance(type, EnumType):
             return 0
         if isinstance(type, OpaqueType):
             return bytes(type.size)
         if isinstance(type, VlenType):  # ncgen pads with one element of the base's fill
-            base = self.resolve(type.base)
-            return np.array([self.default_fill(base)], self.dtype(base))
+            base = self._resolve(type.base)
+            return np.array([self._default_fill(base)], self._dtype(base))
         assert isinstance(type, CompoundType)
-        fill = self.builder.fills.get(id(type))
-        if fill is None:
-            fill = self.builder.fills[id(type)] = np.zeros((), self.dtype(type))
+        record = self.builder.fills.get(id(type))
+        if record is None:
+            record = self.builder.fills[id(type)] = np.zeros((), self._dtype(type))
             for f in type.fields:
-                fill[f.name] = self.default_fill(self.resolve(f.type))
-        return fill.copy()[()]
+                record[f.name] = self._default_fill(self._resolve(f.type))
+        return record.copy()[()]
 
-    def fill_of(self, variable: Variable, type: AtomicType | UserType) -> Any:
+    def _fill_of(self, variable: Variable, type: AtomicType | UserType) -> Any:
         attribute = variable.find_attribute("_FillValue")
         if attribute is None:
-            return self.default_fill(type)
+            return self._default_fill(type)
         if type is AtomicType.CHAR:
-            return (attribute.values or "\x00").encode("utf-8", "surrogateescape")[:1]
+            return str(attribute.values or "\x00").encode("utf-8", "surrogateescape")[:1]
         value = attribute.values[0]
         if isinstance(type, CompoundType):
-            return np.array(value, self.dtype(type))[()]
+            return np.array(value, self._dtype(type))[()]
         return value
 
     # -- user-typed attributes --------------------------------------------------------
 
-    def attribute(self, type: UserType, items: list[Any], name: Token) -> list[Any]:
+    def attribute(self, type: UserType, items: list[DataItem], name: Token) -> list[AttributeValue]:
         """The values of an attribute of a user-defined type, as model values."""
-        return [self.model_value(type, constant(item, self.error), name) for item in items]
+        return [self._model_value(type, constant(item, self.error), name) for item in items]
 
-    def model_value(self, type: AtomicType | UserType, item: Const, where: Any) -> Any:
+    def _model_value(self, type: AtomicType | UserType, item: Const, where: Any) -> Any:
         if item.kind == "fill":
             raise self.error("'_' is not allowed in an attribute", item.token)
         if isinstance(type, AtomicType):
@@ -407,16 +447,16 @@ class Values:
                 return _char_bytes([item]).decode("utf-8", "surrogateescape")
             return _atomic_value(item, type, self.error)
         if isinstance(type, EnumType):
-            return self.enum_value(type, item)
+            return self._enum_value(type, item)
         if isinstance(type, OpaqueType):
-            return self.opaque_value(type, item)
+            return self._opaque_value(type, item)
         if item.kind != "braced":
             raise self.error(f"a value of {type.kind} {type.name!r} needs braces", item.token)
         # (a braced item has no token of its own: errors inside it point at its first value)
-        inner = [constant(i, self.error) for i in item.value]
+        inner = [constant(i, self.error) for i in item.items()]
         if isinstance(type, VlenType):
-            base = self.resolve(type.base)
-            return [self.model_value(base, i, where) for i in inner]
+            base = self._resolve(type.base)
+            return [self._model_value(base, i, where) for i in inner]
         assert isinstance(type, CompoundType)
         if len(inner) > len(type.fields):
             extra = inner[len(type.fields)]
@@ -426,35 +466,35 @@ class Values:
             )
         values = []
         for index, f in enumerate(type.fields):
-            ftype = self.resolve(f.type)
+            ftype = self._resolve(f.type)
             if index >= len(inner):
-                default = np.full(f.shape, self.default_fill(ftype), self.dtype(ftype))
+                default = np.full(f.shape, self._default_fill(ftype), self._dtype(ftype))
                 values.append(default.tolist())
             elif f.shape:
-                values.append(self.array_field(ftype, f.shape, inner[index]).tolist())
+                values.append(self._array_field(ftype, f.shape, inner[index]).tolist())
             else:
-                values.append(self.model_value(ftype, inner[index], where))
+                values.append(self._model_value(ftype, inner[index], where))
         return tuple(values)
 
-    def array_field(self, type: AtomicType | UserType, shape: tuple[int, ...], item: Const) -> Any:
+    def _array_field(self, type: AtomicType | UserType, shape: tuple[int, ...], item: Const) -> Any:
         if item.kind != "braced":
             raise self.error("an array field needs braces", item.token)
-        inner = [constant(i, self.error) for i in item.value]
+        inner = [constant(i, self.error) for i in item.items()]
         if type is AtomicType.CHAR:
             return char_array(inner, shape, b"\x00")
-        fill = self.default_fill(type)
-        out = np.full(shape, fill, self.dtype(type))
+        fill = self._default_fill(type)
+        out = np.full(shape, fill, self._dtype(type))
         flat = out.reshape(-1)
         for index, i in enumerate(inner[: flat.size]):
-            flat[index] = self.element(type, i, fill)
+            flat[index] = self._element(type, i, fill)
         return out
 
-    def enum_value(self, type: EnumType, item: Const) -> int:
+    def _enum_value(self, type: EnumType, item: Const) -> int:
         if item.kind != "enum":
             if item.kind == "number" and type.base is not AtomicType.CHAR:
-                return wrap(int(item.value), type.base)  # type: ignore[arg-type]
+                return wrap(int(item.number()), type.base)  # type: ignore[arg-type]
             raise self.error(f"expected a member of enum {type.name!r}", item.token)
-        token = item.value
+        token = item.reference()
         text = token.text
         member = text.rsplit("/", 1)[-1]
         if "." in member:
@@ -467,29 +507,29 @@ class Values:
                 return m.value
         raise self.error(f"{text!r} is not a member of enum {type.name!r}", token)
 
-    def opaque_value(self, type: OpaqueType, item: Const) -> bytes:
+    def _opaque_value(self, type: OpaqueType, item: Const) -> bytes:
         if item.kind != "opaque":
             raise self.error(f"expected an opaque constant (0x...) for {type.name!r}", item.token)
-        digits = item.value + "0" * (len(item.value) % 2)
+        digits = item.digits() + "0" * (len(item.digits()) % 2)
         return bytes.fromhex(digits)[: type.size].ljust(type.size, b"\x00")
 
-    def element(self, type: AtomicType | UserType, item: Const, fill: Any) -> Any:
+    def _element(self, type: AtomicType | UserType, item: Const, fill: Any) -> Any:
         """One data element as numpy takes it."""
         if item.kind == "fill":
             return fill
         if isinstance(type, VlenType):
-            base = self.resolve(type.base)
+            base = self._resolve(type.base)
             if item.kind != "braced":
                 raise self.error(f"a value of vlen type {type.name!r} needs braces", item.token)
-            inner = [constant(i, self.error) for i in item.value]
-            return self.flat_array(base, inner, len(inner), self.default_fill(base))
-        return self.model_value(type, item, item.token)
+            inner = [constant(i, self.error) for i in item.items()]
+            return self._flat_array(base, inner, len(inner), self._default_fill(base))
+        return self._model_value(type, item, item.token)
 
-    def flat_array(
-        self, type: AtomicType | UserType, items: list[Any], size: int, fill: Any
+    def _flat_array(
+        self, type: AtomicType | UserType, items: np.ndarray | list[Any], size: int, fill: Any
     ) -> np.ndarray:
         """``size`` elements from ``items`` (missing ones: ``fill``)."""
-        dtype = np.dtype(object) if isinstance(type, OpaqueType) else self.dtype(type)
+        dtype = np.dtype(object) if isinstance(type, OpaqueType) else self._dtype(type)
         if isinstance(items, np.ndarray):  # a packed run, already converted
             if len(items) >= size:
                 return items[:size]
@@ -501,7 +541,7 @@ class Values:
         else:
             out[...] = fill
         for index, item in enumerate(items[:size]):
-            value = self.element(type, constant(item, self.error), fill)
+            value = self._element(type, constant(item, self.error), fill)
             if dtype.fields is not None:
                 out[index] = np.array(value, dtype)[()] if isinstance(value, tuple) else value
             else:
@@ -510,15 +550,13 @@ class Values:
 
     # -- variables -------------------------------------------------------------------------
 
-    def plan(
-        self, variable: Variable, dims: list[Dimension], pending: Any
-    ) -> tuple[Any, Any] | None:
+    def plan(self, variable: Variable, dims: list[Dimension], pending: Pending | None) -> Plan | None:
         """The variable's data items (flattened as far as its type allows), after sizing its
         unlimited dimensions from them; None when the CDL gives no data."""
         if pending is None:
             return None
         _, _, items, ref = pending
-        type = self.resolve(variable.type)
+        type = self._resolve(variable.type)
         if any(d.unlimited for d in dims[1:]):
             if type is AtomicType.CHAR:
                 raise self.error(
@@ -526,10 +564,10 @@ class Values:
                     "first, is not supported",
                     ref,
                 )
-            tree = self.nest(dims, 0, self.builder.unpack(items))
+            tree = self._nest(dims, 0, self.builder.unpack(items))
             _size_unlimited(dims, 0, tree)
             return tree, ref
-        flat = self.builder.packed(items, type)
+        flat: np.ndarray | list[DataItem] | None = self.builder.packed(items, type)
         if flat is None:
             items = self.builder.unpack(items)
             flat = items if _is_flat(items) else _flatten(items, type)
@@ -543,7 +581,7 @@ class Values:
                     f"to its row of {row}, more than the {MAX_CHAR_DATA} allowed",
                     ref,
                 )
-            flat = consts
+            flat = [*consts]
         else:
             count = len(flat)
             if not dims and count > 1:
@@ -554,7 +592,7 @@ class Values:
             dims[0].size = max(dims[0].size, records)
         return flat, ref
 
-    def nest(self, dims: list[Dimension], level: int, items: list[Any]) -> list[Any]:
+    def _nest(self, dims: list[Dimension], level: int, items: list[Any]) -> list[Any]:
         """The items of one instance of ``dims[level:]`` as a list along ``dims[level]``,
         nested one list per dimension; ncgen wants each instance of an unlimited dimension
         other than the first in braces."""
@@ -569,7 +607,7 @@ class Values:
                         "braces",
                         _first_token(item),
                     )
-                children.append(self.nest(dims, level + 1, item))
+                children.append(self._nest(dims, level + 1, item))
             return children
         end = level + 1
         while end < len(dims) and not dims[end].unlimited:
@@ -578,24 +616,24 @@ class Values:
         if not chunk:
             return []
         return [
-            self.nest(dims, level + 1, items[i : i + chunk]) for i in range(0, len(items), chunk)
+            self._nest(dims, level + 1, items[i : i + chunk]) for i in range(0, len(items), chunk)
         ]
 
-    def place(self, type: Any, out: np.ndarray, tree: list[Any], fill: Any) -> None:
-        """Write nested data (see :meth:`nest`) into ``out``; the rest keeps the fill."""
+    def _place(self, type: Any, out: np.ndarray, tree: np.ndarray | list[Any], fill: Any) -> None:
+        """Write nested data (see :meth:`_nest`) into ``out``; the rest keeps the fill."""
         if out.ndim == 1:
             size = min(len(tree), out.shape[0])
-            out[:size] = self.flat_array(type, tree, size, fill)
+            out[:size] = self._flat_array(type, tree, size, fill)
             return
         for index, child in enumerate(tree[: out.shape[0]]):
-            self.place(type, out[index], child, fill)
+            self._place(type, out[index], child, fill)
 
-    def build(self, variable: Variable, shape: tuple[int, ...], plan: Any) -> np.ndarray | PaddedValues:
+    def build(self, variable: Variable, shape: tuple[int, ...], plan: Plan | None) -> np.ndarray | PaddedValues:
         """The variable's values: its data, then fill values; an array when the builder's
         budget for whole arrays allows, else the data and the fill (nothing of a huge
         variable with little or no data is allocated)."""
-        type = self.resolve(variable.type)
-        fill = self.fill_of(variable, type)
+        type = self._resolve(variable.type)
+        fill = self._fill_of(variable, type)
         size = math.prod(shape)
         items = [] if plan is None else plan[0]
         if type is AtomicType.CHAR:
@@ -603,19 +641,19 @@ class Values:
             text = _char_segments([constant(c) for c in items], row, fill)[:size]
             values = PaddedValues(np.frombuffer(text, dtype="S1"), fill, shape, np.dtype("S1"))
         elif len(shape) > 1 and any(d.unlimited for d in self.builder.dimensions_of(variable)[1:]):
-            dtype = np.dtype(object) if isinstance(type, OpaqueType) else self.dtype(type)
+            dtype = np.dtype(object) if isinstance(type, OpaqueType) else self._dtype(type)
             if size * _itemsize(dtype) > self.builder.eager_bytes:
                 raise self.error(
                     f"{variable.name!r} is too large to build in memory ({size} values) with an unlimited "
                     "dimension that is not the first",
-                    self.builder.info[id(variable)]["name"],
+                    self.builder.name_token(variable),
                 )
-            out = self.flat_array(type, [], size, fill).reshape(shape)
-            self.place(type, out, items, fill)
+            out = self._flat_array(type, [], size, fill).reshape(shape)
+            self._place(type, out, items, fill)
             self.builder.eager_bytes -= size * _itemsize(dtype)
             return out
         else:
-            given = self.flat_array(type, items, min(len(items), size), fill)
+            given = self._flat_array(type, items, min(len(items), size), fill)
             values = PaddedValues(given, fill, shape, given.dtype)
         nbytes = size * _itemsize(values.dtype)
         if nbytes > self.builder.eager_bytes:
@@ -634,7 +672,7 @@ class PaddedValues:
     values in C order (``given``, 1-D), then ``fill`` up to ``shape``. Indexing with slices
     of step 1 (or ``...``) gives a numpy array of just that block."""
 
-    def __init__(self, given: np.ndarray, fill: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(self, given: np.ndarray, fill: object, shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.given = given
         self.fill = fill
         self.shape = shape
@@ -715,16 +753,11 @@ def _size_unlimited(dims: list[Dimension], level: int, tree: list[Any]) -> None:
 
 def _first_token(item: Any) -> Token | None:
     """The first token of an item (of a braced list: of its first item)."""
-    while type(item) is Const and item.token is None and item.kind == "braced" and item.value:
-        item = item.value[0]
+    while type(item) is Const and item.token is None and item.kind == "braced" and item.items():
+        item = item.items()[0]
     if type(item) is list:
         return _first_token(item[0]) if item else None
     return item if type(item) is Token else item.token if type(item) is Const else None
-
-
-def type_code(type: AtomicType) -> str:
-    """The numpy code of a numeric atomic type (``i2``, ``f8``...)."""
-    return numpy_dtype(type).str[1:]
 
 
 
@@ -752,13 +785,13 @@ def _char_pieces(consts: list[Const], fill: bytes = b"\x00") -> list[bytes]:
     run: list[int] = []
     for c in consts:
         if c.kind == "char":
-            run.append(c.value & 0xFF)
+            run.append(c.byte() & 0xFF)
             continue
         if run:
             pieces.append(bytes(run))
             run = []
         if c.kind == "text":
-            pieces.append(c.value)
+            pieces.append(c.data())
         elif c.kind == "fill":
             pieces.append(fill)
     if run:
@@ -782,7 +815,7 @@ def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> byte
     return b"".join(p.ljust(max(1, -(-len(p) // row)) * row, fill) for p in pieces)
 
 
-def char_array(consts: list[Any], shape: tuple[int, ...] | list[int], fill: bytes) -> np.ndarray:
+def char_array(consts: list[Const], shape: tuple[int, ...] | list[int], fill: bytes) -> np.ndarray:
     """Char data of ``shape`` (``S1``), padded with the fill character."""
     shape = tuple(shape)
     text = _char_segments([constant(c) for c in consts], shape[-1] if len(shape) > 1 else 0, fill)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import Any
 
-from nczarr import grammar_path
+from nczarr.errors import ParseError
 from nczarr.model import (
     AtomicType,
     Attribute,
@@ -41,8 +41,8 @@ from nczarr.model import (
     split_fqn,
     unescape_name,
 )
-from nczarr.syntax.errors import ParseError
 from nczarr.store import read_regular_file
+from nczarr.syntax.grammars import grammar_path
 from nczarr.syntax.lalr import LalrParser, Token
 from nczarr.syntax.limits import TypeShape
 
@@ -116,7 +116,10 @@ def _type_parts(tp: UserType, resolver: Resolver) -> list[tuple[AtomicType | Use
     refs = [(f.type, f.shape) for f in tp.fields] if isinstance(tp, CompoundType) else [(getattr(tp, "base", None), ())]
     parts: list[tuple[AtomicType | UserType, tuple[int, ...]]] = []
     for ref, dims in refs:
-        found = ref if isinstance(ref, AtomicType) else resolver.type(tp.group, ref) if isinstance(ref, str) and tp.group else None
+        if isinstance(ref, AtomicType):
+            found: AtomicType | UserType | None = ref
+        else:
+            found = resolver.type(tp.group, ref) if isinstance(ref, str) and tp.group else None
         if found is not None:
             parts.append((found, tuple(dims)))
     return parts
@@ -162,7 +165,7 @@ def dump(dataset: Dataset) -> str:
 
 
 @functools.cache
-def _parser() -> LalrParser:
+def _parser() -> LalrParser[Dataset]:
     return LalrParser(
         grammar_path("model.lark").read_text(encoding="utf-8"),
         start="dataset",
@@ -179,14 +182,20 @@ def _name(token: Token) -> str:
     return unescape_name(text) if "\\" in text else text
 
 
-def _reference(item: str | Token) -> TypeRef | DimRef:
-    """A type or dimension reference: an atomic type's keyword, a size, an FQN or a name."""
-    if type(item) is str:
-        return _ATOMIC_TYPES[item]
-    kind, text = item.type, item.text  # type: ignore[union-attr]
-    if kind == "SIZE":
-        return int(text)
-    if kind == "FQN":
+def _type_reference(item: str | Token) -> TypeRef:
+    """A type reference: an atomic type's keyword, an FQN or a name."""
+    return _ATOMIC_TYPES[item] if isinstance(item, str) else _path(item)
+
+
+def _dimension_reference(token: Token) -> DimRef:
+    """A dimension reference: a size, an FQN or a name."""
+    return int(token.text) if token.type == "SIZE" else _path(token)
+
+
+def _path(token: Token) -> str:
+    """The FQN or the name a token stands for."""
+    text = token.text
+    if token.type == "FQN":
         # With a backslash, the text may use escapes the FQN does not ("\{"): rebuild it.
         return join_fqn(split_fqn(text)) if "\\" in text else text
     return unescape_name(text)
@@ -268,11 +277,11 @@ class _Builder:
     def variable(self, children: Sequence[Any]) -> Variable:
         tp, name, dimensions, attributes = children
         return Variable(
-            _name(name), _reference(tp), dimensions or [], attributes or [], position=name.position
+            _name(name), _type_reference(tp), dimensions or [], attributes or [], position=name.position
         )
 
     def dimrefs(self, children: Sequence[Token | None]) -> list[DimRef]:
-        return [_reference(token) for token in children if token is not None]
+        return [_dimension_reference(token) for token in children if token is not None]
 
     def attributes(self, children: Sequence[Attribute]) -> list[Attribute]:
         return list(children)
@@ -282,10 +291,10 @@ class _Builder:
         tp, name, *constants = children
         values: list[Any] | str = [_constant(c) for c in constants]
         if tp == "char" and values and all(type(v) is str for v in values):
-            values = "".join(values)  # type: ignore[arg-type]  # "ab", "cd" is the text "abcd"
+            values = "".join(values)  # "ab", "cd" is the text "abcd"
         return Attribute(
             _name(name),
-            _ATOMIC_TYPES[tp] if type(tp) is str else _reference(tp),
+            _ATOMIC_TYPES[tp] if type(tp) is str else _type_reference(tp),
             values,
             position=name.lines.position(name.offset),
         )
@@ -302,14 +311,14 @@ class _Builder:
 
     def field(self, children: Sequence[Any]) -> Field:
         tp, name, shape = children
-        return Field(_name(name), _reference(tp), shape or (), position=name.position)
+        return Field(_name(name), _type_reference(tp), shape or (), position=name.position)
 
     def shape(self, children: Sequence[Token | None]) -> tuple[int, ...]:
         return tuple(int(token.text) for token in children if token is not None)
 
     def enum(self, children: Sequence[Any]) -> EnumType:
         base, name, *members = children
-        return EnumType(_name(name), _reference(base), members, position=name.position)
+        return EnumType(_name(name), _type_reference(base), members, position=name.position)
 
     def member(self, children: Sequence[Token]) -> EnumMember:
         name, value = children
@@ -321,7 +330,7 @@ class _Builder:
 
     def vlen(self, children: Sequence[Any]) -> VlenType:
         base, name = children
-        return VlenType(_name(name), _reference(base), position=name.position)
+        return VlenType(_name(name), _type_reference(base), position=name.position)
 
 
 # -- printing ---------------------------------------------------------------------------------

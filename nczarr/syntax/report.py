@@ -5,10 +5,9 @@ from __future__ import annotations
 from os import PathLike
 from typing import TextIO
 
+from nczarr.errors import ParseError, StoreError
 from nczarr.model import Problem, validate
-from nczarr.errors import StoreError
 from nczarr.store import read_regular_file
-from nczarr.syntax.errors import ParseError
 from nczarr.syntax.modeltext import parse
 
 

@@ -3,6 +3,8 @@ bounded write-back chunk cache."""
 
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
 import logging
 import math
@@ -10,19 +12,20 @@ import os
 import sys
 import threading
 import weakref
-import collections
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
 from nczarr.store.base import Store
-from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline
+from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
-from nczarr.zarr.indexing import ChunkProjection, OrthogonalSelection
+from nczarr.zarr.indexing import ChunkProjection, OrthogonalSelection, Selection
+from nczarr.zarr.metadata import ArrayMetadata
 from nczarr.zarr.node import Node, key_prefix
 
 log = logging.getLogger(__name__)
@@ -55,7 +58,10 @@ def executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
+_R = TypeVar("_R")
+
+
+def _run(tasks: Sequence[Callable[[], _R]]) -> list[_R]:
     """Run tasks in the pool (inline when there is only one) and re-raise the first error.
     Many tasks go in a few batches: a pool submission costs more than encoding a small
     uncompressed chunk."""
@@ -63,7 +69,7 @@ def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
         return [t() for t in tasks]
     pool = executor()
     batches = [tasks[i :: _BATCHES] for i in range(min(_BATCHES, len(tasks)))]
-    futures = []
+    futures: list[Future[list[_R]] | _Done[list[_R]]] = []
     for i, batch in enumerate(batches):
         try:
             futures.append(pool.submit(_run_batch, batch))
@@ -74,7 +80,7 @@ def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
             break
     results = [f.result() for f in futures]
     # batch i holds tasks i, i + n, i + 2n...: put the results back in task order
-    out: list[Any] = [None] * len(tasks)
+    out: list[Any] = [None] * len(tasks)  # every slot is filled below
     for i, batch_results in enumerate(results):
         out[i :: len(batches)] = batch_results
     return out
@@ -85,21 +91,21 @@ def _run(tasks: list[Callable[[], Any]]) -> list[Any]:
 _BATCHES = 4 * ((os.cpu_count() or 1) + 2)
 
 
-def _run_batch(batch: list[Callable[[], Any]]) -> list[Any]:
+def _run_batch(batch: Sequence[Callable[[], _R]]) -> list[_R]:
     return [task() for task in batch]
 
 
-class _Done:
+class _Done(Generic[_R]):
     """A finished result with a Future's ``result()``."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: _R) -> None:
         self._value = value
 
-    def result(self) -> Any:
+    def result(self) -> _R:
         return self._value
 
 
-def build_pipeline(metadata: Any) -> CodecPipeline:
+def build_pipeline(metadata: ArrayMetadata) -> CodecPipeline:
     """The codec pipeline of an array's metadata (v2 or v3)."""
     spec = ChunkSpec(
         shape=tuple(metadata.chunk_shape),
@@ -230,7 +236,7 @@ class ChunkWriter:
             return
         # raw chunks, and a big batch that leaves the caller nothing to do meanwhile, are
         # stored now (after any older batch holding the same keys)
-        tasks = [lambda k=k, c=c: self.encode(k, c) for k, c in chunks]
+        tasks = [functools.partial(self.encode, k, c) for k, c in chunks]
         # a raw chunk's "encoding" is a copy under the GIL: threads would only wait on it
         encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
         self.settle(k for k, _ in chunks)
@@ -341,7 +347,7 @@ def _flush_at_exit(writer: ChunkWriter, cache: ChunkCache, path: str) -> None:
         log.exception("could not write the cached chunks of array %r", path or "/")
 
 
-class Array(Node):
+class Array(Node[ArrayMetadata]):
     """A Zarr array (v2 or v3) in a store. Indexing is orthogonal, as in netCDF4 and
     zarr-python's ``oindex``; results are numpy arrays."""
 
@@ -349,7 +355,7 @@ class Array(Node):
         self,
         store: Store,
         path: str,
-        metadata: Any,
+        metadata: ArrayMetadata,
         *,
         read_only: bool = False,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
@@ -382,7 +388,7 @@ class Array(Node):
         return self.metadata.dtype
 
     @property
-    def fill_value(self) -> Any:
+    def fill_value(self) -> FillValue:
         return self.metadata.fill_value
 
     @property
@@ -439,17 +445,21 @@ class Array(Node):
     def _check_chunk_memory(self, key: str, doing: str) -> None:
         if self._chunks_too_large():
             inside = self._inside_nbytes()
-            why = "more than a buffer can hold" if self._chunk_nbytes > sys.maxsize else f"for at most {inside} bytes inside the array"
+            why = (
+                "more than a buffer can hold"
+                if self._chunk_nbytes > sys.maxsize
+                else f"for at most {inside} bytes inside the array"
+            )
             raise ChunkTooLargeError(
                 f"chunk {key!r} of array {self.path or '/'!r}: {doing} it takes {self._chunk_nbytes} "
                 f"bytes of memory, {why} (shape {self.shape}, chunks {self.chunks}); refused"
             )
 
     # -- reading -------------------------------------------------------------------------
-    def __getitem__(self, selection: Any) -> np.ndarray:
+    def __getitem__(self, selection: Selection) -> np.ndarray:
         return self.get_orthogonal_selection(selection)
 
-    def get_orthogonal_selection(self, selection: Any) -> np.ndarray:
+    def get_orthogonal_selection(self, selection: Selection) -> np.ndarray:
         sel = OrthogonalSelection(selection, self.shape, self.chunks)
         out = np.empty(sel.shape, dtype=self.dtype)
         view = sel.out_view(out)
@@ -471,6 +481,9 @@ class Array(Node):
             return self._pipeline.decode(data)
         except CodecError as e:
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
+
+    def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
+        self._place(view, proj, self._decode(key, data))
 
     def _place(self, view: np.ndarray, proj: ChunkProjection, chunk: np.ndarray | None) -> None:
         if chunk is None:
@@ -509,7 +522,7 @@ class Array(Node):
             target = self._readinto_target(view, proj)
             if target is not None:
                 # Bytes, in memory order: datetime and other dtypes have no buffer format.
-                if not self.store.get_into(key, target.ravel(order="K").view(np.uint8)):
+                if not self.store.get_into(key, target.ravel(order="K").view(np.uint8).data):
                     target[...] = self._pipeline.spec.fill_value
                 return None
             if self._pipeline.is_raw and not keep and self.dtype.itemsize:
@@ -586,19 +599,19 @@ class Array(Node):
                 batch = pending[i : i + BATCH_SIZE]
                 found = self.store.get_many([k for k, _ in batch], self._stored_range)
                 found = {k: self._checked_stored(k, v) for k, v in found.items()}
-                _run([lambda k=k, p=p: self._place(view, p, self._decode(k, found.get(k))) for k, p in batch])
+                _run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
             return
         # A small read inside one chunk is often followed by another: keep that chunk.
         keep = len(pending) == 1 and not pending[0][1].full
-        chunks = _run([lambda k=k, p=p: self._load_one(view, k, p, keep) for k, p in pending])
+        chunks = _run([functools.partial(self._load_one, view, k, p, keep) for k, p in pending])
         if keep and chunks[0] is not None and self._cache.fits(chunks[0].nbytes):
             self._cache.put(pending[0][0], chunks[0], dirty=False)
 
     # -- writing -------------------------------------------------------------------------
-    def __setitem__(self, selection: Any, value: Any) -> None:
+    def __setitem__(self, selection: Selection, value: npt.ArrayLike) -> None:
         self.set_orthogonal_selection(selection, value)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+    def set_orthogonal_selection(self, selection: Selection, value: npt.ArrayLike) -> None:
         self._check_writable()
         point = self._point(selection)
         if point is not None and np.ndim(value) == 0:
@@ -628,19 +641,18 @@ class Array(Node):
         if partial:
             self._update_partial(partial, source)
 
-    def _point(self, selection: Any) -> tuple[int, ...] | None:
+    def _point(self, selection: Selection) -> tuple[int, ...] | None:
         """The element a selection of in-range non-negative ints names, else None."""
-        if type(selection) is not tuple:
-            selection = (selection,)
+        indices = selection if type(selection) is tuple else (selection,)
         shape = self.metadata.shape
-        if not shape or len(selection) != len(shape):
+        if not shape or len(indices) != len(shape):
             return None
-        for i, n in zip(selection, shape):
+        for i, n in zip(indices, shape):
             if type(i) is not int or not 0 <= i < n:
                 return None
-        return selection
+        return cast("tuple[int, ...]", indices)  # every index is an int: checked above
 
-    def _set_point(self, point: tuple[int, ...], value: Any) -> None:
+    def _set_point(self, point: tuple[int, ...], value: npt.ArrayLike) -> None:
         """One element written without the general selection machinery: loops that write
         element by element pay for little more than the chunk cache."""
         chunks = self.metadata.chunk_shape
@@ -676,7 +688,7 @@ class Array(Node):
         if self._pipeline.is_raw:  # read straight into the chunk's array
             chunk = np.empty(self.chunks, dtype=self.dtype, order=self.metadata.order)
             try:
-                found = self.store.get_into(key, chunk.reshape(-1, order="A").view(np.uint8))
+                found = self.store.get_into(key, chunk.reshape(-1, order="A").view(np.uint8).data)
             except StoreError:
                 found = None  # another size than a raw chunk has: let the pipeline say why
             if found is not None:
@@ -689,10 +701,12 @@ class Array(Node):
     def _update_partial(self, partial: list[tuple[str, ChunkProjection]], source: np.ndarray) -> None:
         cached = {key: self._cache.get(key) for key, _ in partial}
         missing = [key for key, chunk in cached.items() if chunk is None]
-        loaded = dict(zip(missing, _run([lambda k=k: self._existing_chunk(k) for k in missing])))
+        loaded = dict(zip(missing, _run([functools.partial(self._existing_chunk, k) for k in missing])))
         to_write: list[tuple[str, np.ndarray]] = []
         for key, proj in partial:
-            chunk = cached[key] if cached[key] is not None else loaded[key]
+            chunk = cached[key]
+            if chunk is None:
+                chunk = loaded[key]
             if not chunk.flags.writeable:
                 chunk = chunk.copy(order="K")
             chunk[proj.chunk_selection] = source[proj.out_selection]
@@ -721,9 +735,8 @@ class Array(Node):
         """Change the shape. Chunks wholly outside the new shape are deleted; the parts of
         edge chunks beyond a shrunk boundary are reset to fill, so growing again shows fill."""
         self._check_writable()
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = tuple(shape[0])
-        new_shape = tuple(int(n) for n in shape)
+        sizes = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        new_shape = tuple(int(cast(int, n)) for n in sizes)  # int() refuses what is no size
         if len(new_shape) != self.ndim or any(n < 0 for n in new_shape):
             raise SelectionError(f"cannot resize array {self.path or '/'!r} of shape {self.shape} to {new_shape}")
         old_shape = self.shape
@@ -758,7 +771,7 @@ class Array(Node):
                     updates.append((key, chunk))
             self._writer.write(updates)
 
-    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+    def append(self, data: npt.ArrayLike, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` by the length of ``data`` and write it there; the new shape."""
         data = np.asarray(data, dtype=self.dtype)
         old = self.shape
@@ -769,8 +782,3 @@ class Array(Node):
         selection[axis] = slice(old[axis], new[axis])
         self[tuple(selection)] = data
         return self.shape
-
-    def nbytes_stored(self) -> int:
-        """Bytes of the array's stored chunks and metadata."""
-        self._writer.drain()
-        return sum(self.store.getsize(k) for k in self.store.list_prefix(self._prefix))

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, TypeAlias
 
 import numpy as np
 
+from nczarr.zarr.jsonvalue import JSONObject
+
 Buffer = bytes | bytearray | memoryview
+#: What a codec takes and gives: an array on the array side of the chain, bytes after the
+#: array->bytes codec.
+ChunkData: TypeAlias = "np.ndarray | Buffer"
 #: Reads ``length`` bytes at ``offset`` of a stored object (nczarr's store ``ByteRange``: a
 #: negative offset with length None reads that many bytes from the end).
 GetRange = Callable[[int, int | None], Buffer]
 #: One axis of a partial read: a slice or integer indices.
 Selector = slice | Sequence[int] | np.ndarray
+#: A fill value as an array holds it: a numpy scalar, ``str`` or ``bytes`` (variable-length
+#: strings and bytes), or None (Zarr v2: no fill value).
+FillValue: TypeAlias = "np.generic | int | float | complex | str | bytes | None"
+#: A pipeline's normalized codec metadata: v3, the ``codecs`` list; v2, ``(filters,
+#: compressor)`` with None for no filters / no compressor.
+CodecsJSON: TypeAlias = "list[JSONObject] | tuple[list[JSONObject] | None, JSONObject | None]"
 
 
 @dataclass(frozen=True)
@@ -25,7 +36,7 @@ class ChunkSpec:
     #: In-memory numpy dtype: native byte order for v3; as declared for v2 (e.g. ``>i4``);
     #: object for variable-length strings and bytes.
     dtype: np.dtype
-    fill_value: Any
+    fill_value: FillValue
     #: Memory order of the serialised chunk (v2 ``order``); v3 expresses F with ``transpose``.
     order: Literal["C", "F"] = "C"
 
@@ -34,13 +45,35 @@ class CodecPipeline(Protocol):
     """Turns one decoded chunk into stored bytes and back. Thread-safe: an Array calls it
     from a thread pool, so it must not keep per-call state on the instance."""
 
-    spec: ChunkSpec
-    #: The most bytes one chunk encodes to: a stored value larger than this is corrupt.
-    max_encoded_size: int
-    #: Whether ``decode_partial`` works (a chain of just ``sharding_indexed``).
-    partial_decodable: bool
-    #: With ``partial_decodable``, the memory a partial read takes besides its result.
-    partial_nbytes: int | None
+    @property
+    def spec(self) -> ChunkSpec:
+        """The decoded form of every chunk."""
+        ...
+
+    @property
+    def max_encoded_size(self) -> int:
+        """The most bytes one chunk encodes to: a stored value larger than this is corrupt."""
+        ...
+
+    @property
+    def encoded_size(self) -> int | None:
+        """The exact number of bytes every chunk encodes to, or None when it depends on the
+        data."""
+        ...
+
+    @property
+    def partial_decodable(self) -> bool:
+        """Whether ``decode_partial`` works (a chain of just ``sharding_indexed``)."""
+        ...
+
+    @property
+    def partial_nbytes(self) -> int | None:
+        """With ``partial_decodable``, the memory a partial read takes besides its result."""
+        ...
+
+    def to_json(self) -> CodecsJSON:
+        """The normalized codec metadata (a copy)."""
+        ...
 
     def encode(self, chunk: np.ndarray) -> Buffer:
         """Encode an array of ``spec.shape`` and ``spec.dtype``."""

@@ -28,15 +28,20 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from nczarr.errors import MetadataError
+from nczarr.zarr.chunkspec import FillValue
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 
-__all__ = ["DataType", "Kind", "ZarrFormat", "object_codec_id_of"]
+__all__ = ["DTypeSpec", "DataType", "Kind", "ZarrFormat", "object_codec_id_of"]
 
 ZarrFormat = Literal[2, 3]
+#: What names a numpy dtype for a new array (numpy's StringDType holds variable-length text).
+DTypeSpec: TypeAlias = "npt.DTypeLike | np.dtypes.StringDType"
 Kind = Literal[
     "bool",
     "int",
@@ -111,7 +116,7 @@ _SPECIAL_FLOATS = {"NaN": np.nan, "Infinity": np.inf, "-Infinity": -np.inf}
 _NAT = -(2**63)
 
 
-def object_codec_id_of(codecs: Iterable[Any]) -> str | None:
+def object_codec_id_of(codecs: Iterable[JSON]) -> str | None:
     """The id of the first v2 object codec (``vlen-utf8``, ``vlen-bytes``, ...) among filter or
     compressor configurations, as zarr-python resolves a ``"|O"`` dtype; None when absent."""
     for codec in codecs:
@@ -139,7 +144,7 @@ class DataType:
     @classmethod
     def from_numpy(
         cls,
-        dtype: Any,
+        dtype: DTypeSpec,
         zarr_format: ZarrFormat,
         *,
         string_kind: Literal["string", "bytes"] = "string",
@@ -173,7 +178,7 @@ class DataType:
         if kind in ("fixed_bytes", "fixed_unicode"):
             return _checked_length(cls(kind, dtype, zarr_format, _DEFAULT_V3_NAME[kind]))
         if kind in ("datetime", "timedelta"):
-            if np.datetime_data(dtype)[0] == "generic":
+            if np.datetime_data(dtype.str)[0] == "generic":
                 raise MetadataError(f"numpy dtype {dtype.str!r} has no time unit")
             return cls(kind, dtype, zarr_format, _DEFAULT_V3_NAME[kind])
         if native not in _V3_NAME_OF_DTYPE:
@@ -181,15 +186,15 @@ class DataType:
         return cls(kind, dtype, zarr_format, _V3_NAME_OF_DTYPE[native])
 
     @classmethod
-    def from_v3(cls, data: Any) -> DataType:
+    def from_v3(cls, data: JSON) -> DataType:
         """Parse the ``data_type`` member of a v3 array: a name such as ``"int16"``,
         ``"r16"``, ``"string"``, or a ``{"name": ..., "configuration": ...}`` object."""
         if isinstance(data, str):
             if data in _V3_SIMPLE:
                 return cls.from_numpy(_V3_SIMPLE[data], 3)
             if data in ("string", "bytes", "variable_length_bytes"):
-                kind = _KIND_OF_V3_NAME[data]
-                return replace(cls.from_numpy(object, 3, string_kind=kind), v3_name=data)
+                held: Literal["string", "bytes"] = "string" if data == "string" else "bytes"
+                return replace(cls.from_numpy(object, 3, string_kind=held), v3_name=data)
             match = _V3_RAW.fullmatch(data)
             if match and int(match[1]) % 8 == 0 and int(match[1]) > 0:
                 return replace(cls.from_numpy(f"V{int(match[1]) // 8}", 3), v3_name=data)
@@ -198,7 +203,7 @@ class DataType:
         raise MetadataError(f"unsupported data_type {json.dumps(data)}")
 
     @classmethod
-    def from_v2(cls, data: Any, object_codec_id: str | None = None) -> DataType:
+    def from_v2(cls, data: JSON, object_codec_id: str | None = None) -> DataType:
         """Parse the ``dtype`` member of a v2 ``.zarray``: a typestr with explicit byte order
         (``"<i4"``, ``"|S5"``, ``"|O"``) or a structured list (``[["x", "<f4"], ["y", "<i2",
         [2]]]``). ``object_codec_id`` decides what ``"|O"`` holds."""
@@ -208,32 +213,32 @@ class DataType:
                 raise MetadataError(
                     f"dtype '|O' needs a vlen-utf8 or vlen-bytes filter, got {object_codec_id!r}"
                 )
-            return cls.from_numpy(object, 2, string_kind=kind)  # type: ignore[arg-type]
+            return cls.from_numpy(object, 2, string_kind="string" if kind == "string" else "bytes")
         return cls.from_numpy(_v2_numpy_dtype(data), 2)
 
     # -- writing -------------------------------------------------------------------------
 
-    def to_json(self) -> str | list | dict:
+    def to_json(self) -> JSON:
         """The JSON form for this type's own Zarr format."""
         return self.to_v3() if self.zarr_format == 3 else self.to_v2()
 
-    def to_v3(self) -> str | dict:
+    def to_v3(self) -> str | JSONObject:
         """The v3 ``data_type`` member."""
         if self.v3_name in _V3_SIMPLE or self.kind in ("string", "bytes"):
             return self.v3_name
         if self.kind == "raw" and _V3_RAW.fullmatch(self.v3_name):
             return f"r{self.dtype.itemsize * 8}"
         if self.kind in ("raw", "fixed_bytes", "fixed_unicode"):
-            configuration: dict[str, Any] = {"length_bytes": self.dtype.itemsize}
+            configuration: JSONObject = {"length_bytes": self.dtype.itemsize}
         elif self.kind in ("datetime", "timedelta"):
             unit, scale_factor = np.datetime_data(self.dtype)
             configuration = {"unit": unit, "scale_factor": scale_factor}
         else:
-            fields = self.dtype.fields
-            configuration = {"fields": [_v3_field(name, fields[name][0]) for name in fields]}
+            fields = _fields(self.dtype)
+            configuration = {"fields": [_v3_field(name, field) for name, field in fields]}
         return {"name": self.v3_name, "configuration": configuration}
 
-    def to_v2(self) -> str | list:
+    def to_v2(self) -> str | list[JSON]:
         """The v2 ``dtype`` member (``"|O"`` for variable-length strings and bytes, whose
         object codec is :attr:`object_codec_id`)."""
         if self.kind in ("string", "bytes"):
@@ -251,7 +256,7 @@ class DataType:
 
     # -- fill values ---------------------------------------------------------------------
 
-    def default_fill(self) -> Any:
+    def default_fill(self) -> FillValue:
         """The fill value used when none is given: zero, False, "", b"", NaT, zero bytes."""
         if self.kind == "string":
             return ""
@@ -259,14 +264,15 @@ class DataType:
             return b""
         if self.kind in ("datetime", "timedelta"):
             return self.cast_fill(_NAT)
-        return np.zeros((), self.dtype)[()]
+        zero: np.generic = np.zeros(1, self.dtype)[0]
+        return zero
 
-    def cast_fill(self, value: Any) -> Any:
+    def cast_fill(self, value: object) -> FillValue:
         """``value`` as this type's fill value scalar (numpy scalar, ``str`` or ``bytes``).
         None stays None for v2 (no fill). MetadataError when it does not fit the type."""
         return self._cast_or_raise(value, value)
 
-    def fill_from_json(self, data: Any) -> Any:
+    def fill_from_json(self, data: JSON) -> FillValue:
         """Decode a ``fill_value`` JSON member. v2 null means "no fill" and gives None."""
         try:
             value = None if data is None else self._decode(data)
@@ -274,39 +280,39 @@ class DataType:
             raise self._misfit(data) from exc
         return self._cast_or_raise(value, data)
 
-    def _cast_or_raise(self, value: Any, shown: Any) -> Any:
+    def _cast_or_raise(self, value: object, shown: object) -> FillValue:
         """:meth:`cast_fill`, naming ``shown`` (the value as the caller gave it) on failure."""
         if value is None and self.zarr_format == 2:
             return None
         try:
-            cast = None if value is None else _CASTS[self.kind](self, value)
+            cast: FillValue = None if value is None else _CASTS[self.kind](self, value)
         except (TypeError, ValueError, OverflowError) as exc:
             raise self._misfit(shown) from exc
         if cast is None:
             raise self._misfit(shown)
         return cast
 
-    def fill_to_json(self, value: Any) -> Any:
+    def fill_to_json(self, value: object) -> JSON:
         """Encode a fill value as JSON: NaN and infinities as strings (v3: NaN with a
         non-default payload as hex), complex as ``[re, im]``, bytes as base64 (``r<bits>``:
         a list of byte values), datetimes as integers."""
-        value = self.cast_fill(value)
-        if value is None:
+        fill: Any = self.cast_fill(value)  # each kind's branch knows the scalar's type
+        if fill is None:
             return None
         kind = self.kind
         if kind == "bool":
-            return bool(value)
+            return bool(fill)
         if kind in ("int", "uint"):
-            return int(value)
+            return int(fill)
         if kind == "float":
-            return self._float_to_json(value)
+            return self._float_to_json(fill)
         if kind == "complex":
-            return [self._float_to_json(value.real), self._float_to_json(value.imag)]
+            return [self._float_to_json(fill.real), self._float_to_json(fill.imag)]
         if kind in ("datetime", "timedelta"):
-            return int(np.array(value).view(np.int64))
+            return int(np.array(fill).view(np.int64))
         if kind in ("string", "fixed_unicode"):
-            return str(value)
-        raw = value.tobytes() if kind in ("raw", "structured") else bytes(value)
+            return str(fill)
+        raw = fill.tobytes() if kind in ("raw", "structured") else bytes(fill)
         if kind == "raw" and self.zarr_format == 3 and _V3_RAW.fullmatch(self.v3_name):
             return list(raw)  # the core spec's form for r<bits>
         return base64.standard_b64encode(raw).decode("ascii")
@@ -343,7 +349,7 @@ class DataType:
             return "NaN"  # v2 has no hex form, so v2 payloads are lost
         return "0x" + bits.hex()
 
-    def _misfit(self, value: Any) -> MetadataError:
+    def _misfit(self, value: object) -> MetadataError:
         return MetadataError(f"fill value {value!r} does not fit data type {self}")
 
 
@@ -479,11 +485,18 @@ def _checked_length(dt: DataType) -> DataType:
     return dt
 
 
+def _fields(dtype: np.dtype) -> list[tuple[str, np.dtype]]:
+    """The (name, dtype) of each field of a structured dtype, in order."""
+    fields = dtype.fields
+    if fields is None:
+        return []
+    return [(name, fields[name][0]) for name in dtype.names or ()]
+
+
 def _packed(dtype: np.dtype, zarr_format: ZarrFormat) -> np.dtype:
     """A structured dtype rebuilt field by field: no padding, v3 fields native."""
     fields = []
-    for name in dtype.names:
-        field = dtype.fields[name][0]
+    for name, field in _fields(dtype):
         base, shape = field.subdtype or (field, ())
         if shape and zarr_format == 3:
             _v3_field(name, field)  # raises: v3 has no subarray fields
@@ -496,7 +509,7 @@ def _packed(dtype: np.dtype, zarr_format: ZarrFormat) -> np.dtype:
     return np.dtype(fields)
 
 
-def _v3_field(name: str, field: np.dtype) -> list:
+def _v3_field(name: str, field: np.dtype) -> list[JSON]:
     if field.subdtype is not None:
         raise MetadataError(
             f"structured field {name!r} has shape {field.shape}, which Zarr v3 cannot express"
@@ -504,7 +517,7 @@ def _v3_field(name: str, field: np.dtype) -> list:
     return [name, DataType.from_numpy(field, 3).to_v3()]
 
 
-def _v3_configured_dtype(data: dict) -> np.dtype:
+def _v3_configured_dtype(data: dict[str, Any]) -> np.dtype:
     """The numpy dtype of a v3 ``{"name": ..., "configuration": ...}`` data type."""
     name, config = data["name"], data.get("configuration")
     kind = _KIND_OF_V3_NAME.get(name)
@@ -558,13 +571,12 @@ def _v2_numpy_dtype(data: Any) -> np.dtype:
     raise MetadataError(f"unsupported dtype {json.dumps(data)}")
 
 
-def _v2_descr(dtype: np.dtype) -> str | list:
+def _v2_descr(dtype: np.dtype) -> str | list[JSON]:
     """The v2 ``dtype`` spelling of a numpy dtype: its typestr, or a list of fields."""
     if dtype.fields is None:
         return dtype.str
-    out: list = []
-    for name in dtype.names:
-        field = dtype.fields[name][0]
+    out: list[JSON] = []
+    for name, field in _fields(dtype):
         base, shape = field.subdtype or (field, ())
         out.append([name, _v2_descr(base), list(shape)] if shape else [name, _v2_descr(base)])
     return out

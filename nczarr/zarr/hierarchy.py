@@ -17,20 +17,23 @@ import math
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal, TypedDict, TypeVar, Unpack, overload
 
 import numpy as np
 
 from nczarr.errors import InvalidModeError, MetadataError, NodeExistsError, NodeNotFoundError
 from nczarr.store.base import Store
-from nczarr.zarr.array import Array, build_pipeline
-from nczarr.zarr.dtypes import DataType
+from nczarr.zarr.array import DEFAULT_CACHE_BYTES, Array, build_pipeline
+from nczarr.zarr.chunkspec import FillValue
+from nczarr.zarr.dtypes import DataType, DTypeSpec
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import (
     ZARR_JSON,
     ZARRAY,
     ZATTRS,
     ZGROUP,
     ZMETADATA,
+    ArrayMetadata,
     ArrayMetadataV2,
     ArrayMetadataV3,
     GroupMetadata,
@@ -88,7 +91,7 @@ def default_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     return tuple(chunks)
 
 
-def _default_serializer(data_type: DataType) -> dict[str, Any]:
+def _default_serializer(data_type: DataType) -> JSONObject:
     if data_type.kind == "string":
         return {"name": "vlen-utf8"}
     if data_type.kind == "bytes":
@@ -98,20 +101,51 @@ def _default_serializer(data_type: DataType) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "little"}}
 
 
+class ArrayOptions(TypedDict, total=False):
+    """The options of :func:`new_array_metadata` besides ``zarr_format``, ``shape`` and
+    ``dtype`` (what ``create_array`` passes on)."""
+
+    chunks: Sequence[int] | None
+    fill_value: object
+    codecs: Sequence[Mapping[str, JSON]] | None
+    filters: Sequence[Mapping[str, JSON]] | None
+    compressors: Sequence[Mapping[str, JSON]] | None
+    compressor: Mapping[str, JSON] | None
+    order: Literal["C", "F"]
+    dimension_names: Sequence[str | None] | None
+    attributes: Mapping[str, JSON] | None
+    chunk_key_encoding: Literal["default", "v2"] | None
+    dimension_separator: Literal[".", "/"] | None
+    shards: Sequence[int] | None
+    string_kind: Literal["string", "bytes"]
+
+
+class OpenOptions(TypedDict, total=False):
+    """The options of :func:`open_node` (what ``open_group`` and ``open_array`` pass on)."""
+
+    mode: str
+    zarr_format: ZarrFormat | None
+    use_consolidated: bool | None
+    write_consolidated: bool
+
+
+_Default = TypeVar("_Default")
+
+
 def new_array_metadata(
     *,
     zarr_format: ZarrFormat,
     shape: Sequence[int],
-    dtype: Any,
+    dtype: DTypeSpec,
     chunks: Sequence[int] | None = None,
-    fill_value: Any = None,
-    codecs: Sequence[Mapping[str, Any]] | None = None,
-    filters: Sequence[Mapping[str, Any]] | None = None,
-    compressors: Sequence[Mapping[str, Any]] | None = None,
-    compressor: Mapping[str, Any] | None = None,
+    fill_value: object = None,
+    codecs: Sequence[Mapping[str, JSON]] | None = None,
+    filters: Sequence[Mapping[str, JSON]] | None = None,
+    compressors: Sequence[Mapping[str, JSON]] | None = None,
+    compressor: Mapping[str, JSON] | None = None,
     order: Literal["C", "F"] = "C",
     dimension_names: Sequence[str | None] | None = None,
-    attributes: Mapping[str, Any] | None = None,
+    attributes: Mapping[str, JSON] | None = None,
     chunk_key_encoding: Literal["default", "v2"] | None = None,
     dimension_separator: Literal[".", "/"] | None = None,
     shards: Sequence[int] | None = None,
@@ -126,7 +160,7 @@ def new_array_metadata(
     if chunks is None:
         chunks = default_chunks(shape, data_type.dtype.itemsize)
     chunks = tuple(int(c) for c in chunks)
-    fill = data_type.default_fill() if fill_value is None else data_type.cast_fill(fill_value)
+    fill: FillValue = data_type.default_fill() if fill_value is None else data_type.cast_fill(fill_value)
     attributes = dict(attributes or {})
     if zarr_format == 2:
         if codecs is not None or compressors is not None or shards is not None:
@@ -150,9 +184,10 @@ def new_array_metadata(
     if compressor is not None:
         raise MetadataError("Zarr v3 arrays take 'compressors' (a list), not 'compressor'")
     if codecs is None:
-        head: list[dict[str, Any]] = [dict(f) for f in filters or []]
+        head: list[JSONObject] = [dict(f) for f in filters or []]
         if order == "F" and len(shape) > 1:
-            head.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
+            reverse: list[JSON] = [*range(len(shape) - 1, -1, -1)]
+            head.insert(0, {"name": "transpose", "configuration": {"order": reverse}})
         codecs = [*head, _default_serializer(data_type), *(dict(c) for c in compressors or [])]
     elif filters or compressors or order == "F":
         raise MetadataError("give either a whole 'codecs' chain or filters/compressors/order, not both")
@@ -161,7 +196,8 @@ def new_array_metadata(
         grid = tuple(int(s) for s in shards)
         if any(s % c for s, c in zip(grid, chunks)) or len(grid) != len(chunks):
             raise MetadataError(f"shard shape {grid} must be a multiple of the chunk shape {chunks}")
-        codecs = [{"name": "sharding_indexed", "configuration": {"chunk_shape": list(chunks), "codecs": list(codecs)}}]
+        inner: list[JSON] = [dict(c) for c in codecs]
+        codecs = [{"name": "sharding_indexed", "configuration": {"chunk_shape": list(chunks), "codecs": inner}}]
     metadata = ArrayMetadataV3(
         shape=shape,
         data_type=data_type,
@@ -180,8 +216,10 @@ def _with_normalized_codecs(metadata: ArrayMetadataV2 | ArrayMetadataV3) -> Arra
     """The metadata with its codecs as the pipeline spells them (a missing configuration or
     element size filled in), checked against the data type before anything is stored."""
     normalized = build_pipeline(metadata).to_json()
-    if metadata.zarr_format == 3:
+    if isinstance(metadata, ArrayMetadataV3):
+        assert isinstance(normalized, list), "a v3 pipeline gives its codecs list"
         return replace(metadata, codecs=tuple(normalized))
+    assert isinstance(normalized, tuple), "a v2 pipeline gives (filters, compressor)"
     filters, compressor = normalized
     return replace(metadata, filters=tuple(filters) if filters else None, compressor=compressor)
 
@@ -287,10 +325,10 @@ class _Hierarchy:
         self._root_copy, self._store_root_copy, self.changed = False, None, False
 
 
-def _drop_store_root_copy(store: Store, zarr_format: int) -> tuple[GroupMetadata, dict[str, NodeMetadata]] | None:
+def _drop_store_root_copy(store: Store, zarr_format: ZarrFormat) -> tuple[GroupMetadata, dict[str, NodeMetadata]] | None:
     """Remove the consolidated metadata of the store root; (the root's metadata without it,
     its entries), or None when there was none."""
-    metadata = read_metadata(store, "", zarr_format)  # type: ignore[arg-type]
+    metadata = read_metadata(store, "", zarr_format)
     if metadata is None or metadata.node_type != "group":
         return None
     entries = _read_consolidated(store, "", metadata)
@@ -304,13 +342,13 @@ def _drop_store_root_copy(store: Store, zarr_format: int) -> tuple[GroupMetadata
     return metadata, entries
 
 
-def _dropping_store_root_copy(store: Store, zarr_format: int) -> Callable[[str, Any], None]:
+def _dropping_store_root_copy(store: Store, zarr_format: ZarrFormat) -> Callable[[str, ArrayMetadata], None]:
     """The metadata hook of an array opened on its own, below the store root: its first change
     drops the root's consolidated metadata, which describes the array too (an array has no
     hierarchy whose close() would write it again)."""
     dropped = False
 
-    def hook(path: str, metadata: Any) -> None:
+    def hook(path: str, metadata: ArrayMetadata) -> None:
         nonlocal dropped
         if not dropped:
             dropped = True
@@ -343,7 +381,7 @@ def _write_copy(store: Store, path: str, metadata: GroupMetadata, nodes: Mapping
     return metadata
 
 
-class Group(Node):
+class Group(Node[GroupMetadata]):
     """A Zarr group (v2 or v3).
 
     A group opened or created by the functions below is the root of a *hierarchy* that the
@@ -382,7 +420,7 @@ class Group(Node):
         view = self._hierarchy.nodes
         if view is not None:
             return view.get(path)
-        return read_metadata(self.store, path, self.zarr_format)  # type: ignore[arg-type]
+        return read_metadata(self.store, path, self.zarr_format)
 
     def _node(self, path: str, metadata: NodeMetadata | None) -> Group | Array:
         if metadata is None:
@@ -398,7 +436,13 @@ class Group(Node):
         path = join_path(self.path, _normalize_path(name))
         return self._node(path, self._metadata_of(path))
 
-    def get(self, name: str, default: Any = None) -> Group | Array | Any:
+    @overload
+    def get(self, name: str) -> Group | Array | None: ...
+
+    @overload
+    def get(self, name: str, default: _Default) -> Group | Array | _Default: ...
+
+    def get(self, name: str, default: object = None) -> object:
         try:
             return self[name]
         except NodeNotFoundError:
@@ -487,7 +531,7 @@ class Group(Node):
         return out
 
     # -- creating and deleting ------------------------------------------------------------
-    def _set_metadata(self, metadata: Any) -> None:
+    def _set_metadata(self, metadata: GroupMetadata) -> None:
         self._check_writable()
         self._hierarchy.change()
         # Consolidated metadata is written by consolidate() and close() only, never kept stale.
@@ -512,7 +556,7 @@ class Group(Node):
             self.store.delete_prefix(key_prefix(path))
         return path
 
-    def create_group(self, name: str, *, attributes: Mapping[str, Any] | None = None, overwrite: bool = False) -> Group:
+    def create_group(self, name: str, *, attributes: Mapping[str, JSON] | None = None, overwrite: bool = False) -> Group:
         self._check_writable()
         path = self._claim(name, overwrite)
         metadata = GroupMetadataV3(dict(attributes or {})) if self.zarr_format == 3 else GroupMetadataV2(dict(attributes or {}))
@@ -534,11 +578,11 @@ class Group(Node):
         name: str,
         *,
         shape: Sequence[int],
-        dtype: Any,
+        dtype: DTypeSpec,
         overwrite: bool = False,
         cache_bytes: int | None = None,
         write_empty_chunks: bool = False,
-        **metadata_options: Any,
+        **metadata_options: Unpack[ArrayOptions],
     ) -> Array:
         """A new array; ``metadata_options`` are those of :func:`new_array_metadata`."""
         self._check_writable()
@@ -632,14 +676,14 @@ def _read_consolidated(
     return None if nodes is None else {prefix + p: m for p, m in nodes.items()}
 
 
-def open_group(store: Store, path: str = "", **options: Any) -> Group:
+def open_group(store: Store, path: str = "", **options: Unpack[OpenOptions]) -> Group:
     node = open_node(store, path, **options)
     if not isinstance(node, Group):
         raise NodeNotFoundError(f"{path or '/'!r} is an array, not a group")
     return node
 
 
-def open_array(store: Store, path: str = "", **options: Any) -> Array:
+def open_array(store: Store, path: str = "", **options: Unpack[OpenOptions]) -> Array:
     node = open_node(store, path, **options)
     if not isinstance(node, Array):
         raise NodeNotFoundError(f"{path or '/'!r} is a group, not an array")
@@ -651,7 +695,7 @@ def create_group(
     path: str = "",
     *,
     zarr_format: ZarrFormat = 3,
-    attributes: Mapping[str, Any] | None = None,
+    attributes: Mapping[str, JSON] | None = None,
     overwrite: bool = False,
     write_consolidated: bool = True,
 ) -> Group:
@@ -672,11 +716,13 @@ def create_array(
     store: Store,
     path: str = "",
     *,
+    shape: Sequence[int],
+    dtype: DTypeSpec,
     zarr_format: ZarrFormat = 3,
     overwrite: bool = False,
     cache_bytes: int | None = None,
     write_empty_chunks: bool = False,
-    **metadata_options: Any,
+    **metadata_options: Unpack[ArrayOptions],
 ) -> Array:
     """A new array at ``path`` (``""``: the store holds just this array); groups on the way
     are created; ``metadata_options`` are those of :func:`new_array_metadata`."""
@@ -692,13 +738,19 @@ def create_array(
         if root.zarr_format != zarr_format:
             raise MetadataError(f"cannot create a Zarr v{zarr_format} array in a Zarr v{root.zarr_format} hierarchy")
         return root.create_array(
-            path, overwrite=overwrite, cache_bytes=cache_bytes, write_empty_chunks=write_empty_chunks, **metadata_options
+            path,
+            shape=shape,
+            dtype=dtype,
+            overwrite=overwrite,
+            cache_bytes=cache_bytes,
+            write_empty_chunks=write_empty_chunks,
+            **metadata_options,
         )
     if read_metadata(store, "") is not None:
         if not overwrite:
             raise NodeExistsError(f"a node already exists at '/' in {store!r}")
         store.delete_prefix("")
-    metadata = new_array_metadata(zarr_format=zarr_format, **metadata_options)
+    metadata = new_array_metadata(zarr_format=zarr_format, shape=shape, dtype=dtype, **metadata_options)
     return _new_array(store, "", metadata, cache_bytes, write_empty_chunks)
 
 
@@ -710,8 +762,13 @@ def _new_array(
     write_empty_chunks: bool,
     hierarchy: _Hierarchy | None = None,
 ) -> Array:
-    options = {} if cache_bytes is None else {"cache_bytes": cache_bytes}
-    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, **options)
+    array = Array(
+        store,
+        path,
+        metadata,
+        write_empty_chunks=write_empty_chunks,
+        cache_bytes=DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes,
+    )
     if hierarchy is not None:
         hierarchy.track(array)
     array._set_metadata(metadata)

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import EllipsisType
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from nczarr.errors import SelectionError
 
 Projection = slice | np.ndarray
+#: What selects along one dimension: an integer (the dimension is dropped), a slice, a 1-D
+#: sequence of integers, or a boolean mask.
+DimIndex: TypeAlias = "int | np.integer | slice | Sequence[int] | Sequence[bool] | np.ndarray"
+#: An orthogonal selection as ``array[...]`` takes it: one index or a tuple of them, with at
+#: most one Ellipsis.
+Selection: TypeAlias = "DimIndex | EllipsisType | tuple[DimIndex | EllipsisType, ...]"
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,8 @@ class DimSelection:
         """(chunk index, selection within the chunk, selection within the output, covers
         every element of the chunk that lies inside the array)."""
         c = self.chunk
-        if self.indices is not None:
-            idx = self.indices
+        idx, positions = self.indices, self.positions
+        if idx is not None and positions is not None:
             if len(idx) == 0:
                 return
             chunk_ids = idx // c
@@ -62,7 +69,7 @@ class DimSelection:
                 local = idx[lo:hi] - k * c
                 extent = min(c, self.size - k * c)
                 full = hi - lo == extent and bool(np.all(local == np.arange(extent)))
-                yield k, local, self.positions[lo:hi], full
+                yield k, local, positions[lo:hi], full
             return
         start, stop, step = self.start, self.stop, self.step
         if start >= stop:
@@ -151,7 +158,7 @@ class ChunkProjection:
 class OrthogonalSelection:
     """A normalised selection of an array of ``shape`` chunked by ``chunks``."""
 
-    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+    def __init__(self, selection: Selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
         if not isinstance(selection, tuple):
             selection = (selection,)
         selection = _expand_ellipsis(selection, len(shape))
@@ -173,8 +180,8 @@ class OrthogonalSelection:
         if not self.dims:  # a scalar array has one chunk
             yield ChunkProjection((), (), (), True)
             return
-        per_dim = [list(d.chunks()) for d in self.dims]
-        for combo in itertools.product(*per_dim):
+        dim_chunks = [list(d.chunks()) for d in self.dims]
+        for combo in itertools.product(*dim_chunks):
             coords = tuple(c[0] for c in combo)
             per_dim = tuple(c[1] for c in combo)
             chunk_sel, out_sel = per_dim, tuple(c[2] for c in combo)

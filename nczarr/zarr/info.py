@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nczarr.store import open_store
@@ -20,11 +20,12 @@ def _chunking(metadata: ArrayMetadata) -> str:
     """``chunks 1x72x144, codecs bytes, gzip``; sharded arrays name their shards and the
     codecs inside them."""
     if metadata.zarr_format == 2:
-        names = [f["id"] for f in metadata.filters or ()] + ([metadata.compressor["id"]] if metadata.compressor else [])
+        codecs_v2 = [*(metadata.filters or ()), *([metadata.compressor] if metadata.compressor else [])]
+        names = [str(codec["id"]) for codec in codecs_v2]
         return f"chunks {_dims(metadata.chunk_shape, '-')}, codecs {', '.join(names) or 'none'}"
     codecs = metadata.codecs
     if len(codecs) == 1 and codecs[0]["name"] == "sharding_indexed":
-        inner = codecs[0]["configuration"]
+        inner: Any = codecs[0]["configuration"]  # normalized when the array was opened
         return (
             f"shards {_dims(metadata.chunk_shape, '-')} of chunks {_dims(inner['chunk_shape'], '-')}, "
             f"codecs {', '.join(_codec_names(inner['codecs']))}"
@@ -32,7 +33,7 @@ def _chunking(metadata: ArrayMetadata) -> str:
     return f"chunks {_dims(metadata.chunk_shape, '-')}, codecs {', '.join(_codec_names(codecs)) or 'none'}"
 
 
-def _dims(shape: Any, empty: str) -> str:
+def _dims(shape: Iterable[int], empty: str) -> str:
     return "x".join(map(str, shape)) or empty
 
 
@@ -84,7 +85,7 @@ def _tree_lines(nodes: Mapping[str, NodeMetadata], sizes: Mapping[str, int]) -> 
         if metadata.node_type == "group":
             lines.append(f"{indent}{name}/")
         else:
-            lines.append(indent + _array_line(name, metadata, sizes[path]))  # type: ignore[arg-type]
+            lines.append(indent + _array_line(name, metadata, sizes[path]))
         lines.extend(_attributes_line(metadata, indent))
     return lines
 

@@ -44,12 +44,14 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, ClassVar, Literal, Self, TypeAlias, TypeVar
 
 import numpy as np
 
 from nczarr.errors import MetadataError, NodeNotFoundError
+from nczarr.zarr.chunkspec import FillValue
 from nczarr.zarr.dtypes import DataType, object_codec_id_of
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.node import check_node_name
 
 __all__ = [
@@ -114,7 +116,7 @@ MAX_DIMENSIONS = 64
 MAX_ELEMENTS = 2**63 - 1
 
 
-def dump_json(obj: Any, max_depth: int | None = MAX_JSON_DEPTH) -> bytes:
+def dump_json(obj: object, max_depth: int | None = MAX_JSON_DEPTH) -> bytes:
     """Serialise one metadata document: UTF-8 on one line (the C encoder: indenting would
     make creating many variables several times slower); numpy scalars and arrays become JSON
     numbers and lists. MetadataError when it nests deeper than ``max_depth`` (a node's
@@ -143,14 +145,14 @@ def dump_json(obj: Any, max_depth: int | None = MAX_JSON_DEPTH) -> bytes:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def load_json(data: bytes | str, key: str, *, strict: bool = True) -> Any:
+def load_json(data: bytes | str, key: str, *, strict: bool = True) -> JSON:
     """Parse one metadata document; MetadataError naming ``key`` when it is not JSON (not
     UTF-8, truncated, numbers too long to convert) or nests deeper than a node's document
     may once consolidated (MAX_JSON_DEPTH and the consolidated levels around it).
     ``strict`` False accepts raw control characters inside strings, as netcdf-c does."""
     limit = MAX_JSON_DEPTH + _COPY_LEVELS
     try:
-        obj = json.loads(data, strict=strict)
+        obj: JSON = json.loads(data, strict=strict)
     except RecursionError:
         raise MetadataError(f"{key}: not valid JSON: nested deeper than {limit} levels") from None
     except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError too
@@ -160,7 +162,7 @@ def load_json(data: bytes | str, key: str, *, strict: bool = True) -> Any:
     return obj
 
 
-def check_nesting(value: Any) -> None:
+def check_nesting(value: object) -> None:
     """MetadataError when a parsed JSON value nests deeper than :func:`load_json` accepts
     (for values that did not come through it, e.g. ZOM documents)."""
     limit = MAX_JSON_DEPTH + _COPY_LEVELS
@@ -210,11 +212,15 @@ class _Node:
     and attributes compare equal to themselves."""
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
+        if type(other) is not type(self) or not isinstance(other, _Node):
             return NotImplemented
-        return self.documents() == other.documents()  # type: ignore[attr-defined]
+        return self.documents() == other.documents()
 
     __hash__ = None  # type: ignore[assignment]  # mutable attributes dicts inside
+
+    def documents(self) -> dict[str, bytes]:
+        """The node's metadata documents by key, as stored."""
+        raise NotImplementedError
 
 
 class _ArrayCommon(_Node):
@@ -222,8 +228,8 @@ class _ArrayCommon(_Node):
 
     shape: tuple[int, ...]
     data_type: DataType
-    fill_value: Any
-    attributes: dict[str, Any]
+    fill_value: FillValue
+    attributes: JSONObject
 
     @property
     def dtype(self) -> np.dtype:
@@ -235,7 +241,7 @@ class _ArrayCommon(_Node):
         return len(self.shape)
 
     @property
-    def fill_value_or_default(self) -> Any:
+    def fill_value_or_default(self) -> FillValue:
         """The fill value, or the data type's default when there is none (v2 null)."""
         return self.data_type.default_fill() if self.fill_value is None else self.fill_value
 
@@ -247,7 +253,7 @@ class _ArrayCommon(_Node):
             raise MetadataError(f"cannot resize {len(self.shape)} dimensions to shape {list(shape)}")
         return _copy_with(self, "shape", shape)
 
-    def with_attributes(self, attrs: Mapping[str, Any]) -> Self:
+    def with_attributes(self, attrs: Mapping[str, JSON]) -> Self:
         """The same metadata with the attributes replaced (the rest was checked when it was
         made: writing every array's document calls this, so it is not checked again)."""
         return _copy_with(self, "attributes", _attributes(attrs))
@@ -287,13 +293,13 @@ class ArrayMetadataV3(_ArrayCommon):
     shape: tuple[int, ...]
     data_type: DataType
     chunk_shape: tuple[int, ...]
-    fill_value: Any
-    codecs: tuple[dict[str, Any], ...]
-    attributes: dict[str, Any] = field(default_factory=dict)
+    fill_value: FillValue
+    codecs: tuple[JSONObject, ...]
+    attributes: JSONObject = field(default_factory=dict)
     dimension_names: tuple[str | None, ...] | None = None
     chunk_key_encoding: Literal["default", "v2"] = "default"
     separator: Literal["/", "."] | None = None
-    extensions: dict[str, Any] = field(default_factory=dict)
+    extensions: JSONObject = field(default_factory=dict)
 
     zarr_format: ClassVar[Literal[3]] = 3
     node_type: ClassVar[Literal["array"]] = "array"
@@ -318,7 +324,7 @@ class ArrayMetadataV3(_ArrayCommon):
         _set(self, "extensions", _extensions(self.extensions, _V3_ARRAY_MEMBERS))
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> ArrayMetadataV3:
+    def from_json(cls, obj: Mapping[str, JSON]) -> ArrayMetadataV3:
         """Build from a parsed v3 array ``zarr.json``."""
         _check_v3_header(obj, "array")
         shape = _required(obj, "shape")
@@ -342,16 +348,16 @@ class ArrayMetadataV3(_ArrayCommon):
             chunk_shape=_required(grid, "chunk_shape", "chunk_grid configuration"),
             fill_value=fill_value,
             codecs=_required(obj, "codecs"),
-            attributes=obj.get("attributes", {}),
-            dimension_names=obj.get("dimension_names"),
-            chunk_key_encoding=encoding,  # type: ignore[arg-type]
-            separator=encoding_config.get("separator"),
+            attributes=_member(obj, "attributes", {}),
+            dimension_names=_member(obj, "dimension_names"),
+            chunk_key_encoding=_checked(encoding),  # a str; __post_init__ checks the name
+            separator=_member(encoding_config, "separator"),
             extensions={k: v for k, v in obj.items() if k not in _V3_ARRAY_MEMBERS},
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The ``zarr.json`` object, in zarr-python's key order."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "shape": list(self.shape),
             "data_type": self.data_type.to_v3(),
             "chunk_grid": self.chunk_grid,
@@ -369,14 +375,15 @@ class ArrayMetadataV3(_ArrayCommon):
         return out | self.extensions
 
     @property
-    def chunk_grid(self) -> dict[str, Any]:
+    def chunk_grid(self) -> JSONObject:
         """The ``chunk_grid`` member."""
         return {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
 
     def chunk_key(self, coords: Sequence[int]) -> str:
         """The key of chunk ``coords`` relative to the array (``"c/0/1"``, ``"0.1"``...)."""
         if self.chunk_key_encoding == "v2":
-            return _v2_chunk_key(coords, self.separator)  # type: ignore[arg-type]
+            assert self.separator is not None, "set by __post_init__"
+            return _v2_chunk_key(coords, self.separator)
         return "c" + "".join(f"{self.separator}{c}" for c in coords)
 
     def documents(self) -> dict[str, bytes]:
@@ -391,9 +398,9 @@ class GroupMetadataV3(_Node):
     """A v3 group's ``zarr.json``. ``consolidated`` maps each descendant's relative path to
     its metadata when the group carries inline consolidated metadata, else None."""
 
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONObject = field(default_factory=dict)
     consolidated: dict[str, NodeMetadata] | None = None
-    extensions: dict[str, Any] = field(default_factory=dict)
+    extensions: JSONObject = field(default_factory=dict)
 
     zarr_format: ClassVar[Literal[3]] = 3
     node_type: ClassVar[Literal["group"]] = "group"
@@ -405,19 +412,19 @@ class GroupMetadataV3(_Node):
             _set(self, "consolidated", _consolidated_nodes(self.consolidated, 3))
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> GroupMetadataV3:
+    def from_json(cls, obj: Mapping[str, JSON]) -> GroupMetadataV3:
         """Build from a parsed v3 group ``zarr.json``."""
         _check_v3_header(obj, "group")
         consolidated = obj.get("consolidated_metadata")
         return cls(
-            attributes=obj.get("attributes", {}),
+            attributes=_member(obj, "attributes", {}),
             consolidated=None if consolidated is None else _inline_consolidated(consolidated),
             extensions={k: v for k, v in obj.items() if k not in _V3_GROUP_MEMBERS},
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The ``zarr.json`` object, in zarr-python's key order."""
-        out: dict[str, Any] = {"attributes": self.attributes, "zarr_format": 3}
+        out: JSONObject = {"attributes": self.attributes, "zarr_format": 3}
         if self.consolidated is not None:
             out["consolidated_metadata"] = {
                 "kind": "inline",
@@ -430,7 +437,7 @@ class GroupMetadataV3(_Node):
         out["node_type"] = "group"
         return out | self.extensions
 
-    def with_attributes(self, attrs: Mapping[str, Any]) -> GroupMetadataV3:
+    def with_attributes(self, attrs: Mapping[str, JSON]) -> GroupMetadataV3:
         """The same metadata with the attributes replaced."""
         return replace(self, attributes=dict(attrs))
 
@@ -442,14 +449,14 @@ class GroupMetadataV3(_Node):
         return (ZARR_JSON,)
 
 
-def _consolidated_entry(node: NodeMetadata) -> dict[str, Any]:
+def _consolidated_entry(node: NodeMetadata) -> JSONObject:
     # zarr-python gives each group inside consolidated metadata an empty mapping of its own
     if isinstance(node, GroupMetadataV3):
         node = replace(node, consolidated={})
     return node.to_json()
 
 
-def _check_v3_header(obj: Mapping[str, Any], node_type: str) -> None:
+def _check_v3_header(obj: Mapping[str, JSON], node_type: str) -> None:
     if _required(obj, "zarr_format") != 3:
         raise MetadataError(f"zarr_format must be 3, got {_show(obj['zarr_format'])}")
     if _required(obj, "node_type") != node_type:
@@ -490,12 +497,12 @@ class ArrayMetadataV2(_ArrayCommon):
     shape: tuple[int, ...]
     chunks: tuple[int, ...]
     data_type: DataType
-    fill_value: Any
+    fill_value: FillValue
     order: Literal["C", "F"] = "C"
-    compressor: dict[str, Any] | None = None
-    filters: tuple[dict[str, Any], ...] | None = None
+    compressor: JSONObject | None = None
+    filters: tuple[JSONObject, ...] | None = None
     dimension_separator: Literal[".", "/"] = "."
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONObject = field(default_factory=dict)
 
     zarr_format: ClassVar[Literal[2]] = 2
     node_type: ClassVar[Literal["array"]] = "array"
@@ -520,7 +527,7 @@ class ArrayMetadataV2(_ArrayCommon):
 
     @classmethod
     def from_json(
-        cls, obj: Mapping[str, Any], attributes: Mapping[str, Any] | None = None
+        cls, obj: Mapping[str, JSON], attributes: Mapping[str, JSON] | None = None
     ) -> ArrayMetadataV2:
         """Build from a parsed ``.zarray`` and ``.zattrs`` (unknown members are ignored, as
         zarr-python does)."""
@@ -536,13 +543,13 @@ class ArrayMetadataV2(_ArrayCommon):
             data_type=data_type,
             fill_value=data_type.fill_from_json(_required(obj, "fill_value")),
             order=_required(obj, "order"),
-            compressor=compressor,
-            filters=filters,
-            dimension_separator=obj.get("dimension_separator", "."),
-            attributes={} if attributes is None else attributes,
+            compressor=_member(obj, "compressor"),
+            filters=_member(obj, "filters"),
+            dimension_separator=_member(obj, "dimension_separator", "."),
+            attributes=_attributes({} if attributes is None else attributes),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The ``.zarray`` object, in zarr-python's key order."""
         return {
             "shape": list(self.shape),
@@ -577,7 +584,7 @@ class ArrayMetadataV2(_ArrayCommon):
 class GroupMetadataV2(_Node):
     """A v2 group's ``.zgroup`` plus its ``.zattrs``."""
 
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONObject = field(default_factory=dict)
 
     zarr_format: ClassVar[Literal[2]] = 2
     node_type: ClassVar[Literal["group"]] = "group"
@@ -587,18 +594,18 @@ class GroupMetadataV2(_Node):
 
     @classmethod
     def from_json(
-        cls, obj: Mapping[str, Any], attributes: Mapping[str, Any] | None = None
+        cls, obj: Mapping[str, JSON], attributes: Mapping[str, JSON] | None = None
     ) -> GroupMetadataV2:
         """Build from a parsed ``.zgroup`` and ``.zattrs``."""
         if _required(obj, "zarr_format") != 2:
             raise MetadataError(f"zarr_format must be 2, got {_show(obj['zarr_format'])}")
-        return cls(attributes={} if attributes is None else attributes)
+        return cls(attributes=_attributes({} if attributes is None else attributes))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The ``.zgroup`` object."""
         return {"zarr_format": 2}
 
-    def with_attributes(self, attrs: Mapping[str, Any]) -> GroupMetadataV2:
+    def with_attributes(self, attrs: Mapping[str, JSON]) -> GroupMetadataV2:
         """The same metadata with the attributes replaced."""
         return replace(self, attributes=dict(attrs))
 
@@ -611,14 +618,14 @@ class GroupMetadataV2(_Node):
         return (ZGROUP, ZATTRS)
 
 
-def _v2_documents(key: str, obj: dict[str, Any], attributes: dict[str, Any]) -> dict[str, bytes]:
+def _v2_documents(key: str, obj: JSONObject, attributes: JSONObject) -> dict[str, bytes]:
     docs = {key: dump_json(obj)}
     if attributes:
         docs[ZATTRS] = dump_json(attributes)
     return docs
 
 
-def _v2_codec(value: Any, what: str) -> dict[str, Any]:
+def _v2_codec(value: Any, what: str) -> JSONObject:
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         raise MetadataError(f"{what} must be an object with an 'id', got {_show(value)}")
     return value
@@ -646,7 +653,7 @@ def parse_node(docs: Mapping[str, bytes], path: str = "") -> NodeMetadata:
     return _node_from_json(parsed, path)
 
 
-def _node_from_json(docs: Mapping[str, Any], path: str) -> NodeMetadata:
+def _node_from_json(docs: Mapping[str, JSON], path: str) -> NodeMetadata:
     """:func:`parse_node` on documents already parsed from JSON."""
     if ZARR_JSON in docs:
         with _about(_key(path, ZARR_JSON)):
@@ -660,7 +667,7 @@ def _node_from_json(docs: Mapping[str, Any], path: str) -> NodeMetadata:
     for name, cls in ((ZARRAY, ArrayMetadataV2), (ZGROUP, GroupMetadataV2)):
         if name in docs:
             with _about(_key(path, name)):
-                return cls.from_json(_object(docs[name]), attributes)  # type: ignore[attr-defined]
+                return cls.from_json(_object(docs[name]), attributes)
     raise NodeNotFoundError(f"no {ZARR_JSON}, {ZARRAY} or {ZGROUP} at {path or '/'!r}")
 
 
@@ -687,7 +694,7 @@ def consolidated_from_root(
                 f"unsupported zarr_consolidated_format {_show(obj['zarr_consolidated_format'])}"
             )
         metadata = _object(_required(obj, "metadata"))
-        by_node: dict[str, dict[str, Any]] = {}
+        by_node: dict[str, JSONObject] = {}
         for doc_key, doc in metadata.items():
             node_path, _, name = doc_key.rpartition("/")
             if name not in (ZARRAY, ZGROUP, ZATTRS):
@@ -714,14 +721,14 @@ def make_consolidated_v3(
 def make_zmetadata(root: GroupMetadataV2, nodes: Mapping[str, NodeMetadata]) -> bytes:
     """The bytes of a v2 ``.zmetadata`` for ``root`` and ``nodes`` (relative path → v2
     metadata of every descendant), laid out as zarr-python writes it."""
-    metadata: dict[str, Any] = {ZGROUP: root.to_json(), ZATTRS: root.attributes}
+    metadata: JSONObject = {ZGROUP: root.to_json(), ZATTRS: root.attributes}
     for path, node in sorted(_consolidated_nodes(nodes, 2).items(), key=consolidated_order):
         metadata[f"{path}/{ZATTRS}"] = node.attributes
         metadata[f"{path}/{ZARRAY if node.node_type == 'array' else ZGROUP}"] = node.to_json()
     return dump_json({"metadata": metadata, "zarr_consolidated_format": 1}, MAX_JSON_DEPTH + _COPY_LEVELS)
 
 
-def _consolidated_nodes(nodes: Mapping[str, Any], zarr_format: int) -> dict[str, NodeMetadata]:
+def _consolidated_nodes(nodes: Mapping[str, object], zarr_format: int) -> dict[str, NodeMetadata]:
     """Check a consolidated mapping: relative paths, metadata of the right format; groups
     stripped of their own consolidated metadata."""
     out: dict[str, NodeMetadata] = {}
@@ -731,13 +738,13 @@ def _consolidated_nodes(nodes: Mapping[str, Any], zarr_format: int) -> dict[str,
                 check_node_name(name)
         except (AttributeError, MetadataError):
             raise MetadataError(f"consolidated path {path!r} is not a relative node path") from None
-        if not isinstance(node, _Node) or node.zarr_format != zarr_format:  # type: ignore
+        if not isinstance(node, NodeMetadata) or node.zarr_format != zarr_format:
             raise MetadataError(f"consolidated node {path!r} is not Zarr v{zarr_format} metadata")
         out[path] = replace(node, consolidated=None) if isinstance(node, GroupMetadataV3) else node
     return out
 
 
-def consolidated_order(item: tuple[str, Any]) -> tuple[int, str]:
+def consolidated_order(item: tuple[str, object]) -> tuple[int, str]:
     """zarr-python's order of consolidated entries: by depth, then case-folded name."""
     return item[0].count("/"), unicodedata.normalize("NFKC", item[0]).casefold()
 
@@ -759,11 +766,14 @@ def _key(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def _set(obj: Any, name: str, value: Any) -> None:
+_Copied = TypeVar("_Copied")
+
+
+def _set(obj: object, name: str, value: object) -> None:
     object.__setattr__(obj, name, value)  # normalising a frozen dataclass in __post_init__
 
 
-def _copy_with(obj: Any, name: str, value: Any) -> Any:
+def _copy_with(obj: _Copied, name: str, value: object) -> _Copied:
     """A copy of a frozen dataclass with one field replaced, without checking it again
     (copy.copy costs several times as much, and appending calls this for every record)."""
     new = object.__new__(type(obj))
@@ -779,19 +789,29 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
-def _required(obj: Mapping[str, Any], name: str, where: str = "") -> Any:
+def _member(obj: Mapping[str, JSON], name: str, default: JSON = None) -> Any:
+    """A member (or ``default``) that the node's ``__post_init__`` checks."""
+    return obj.get(name, default)
+
+
+def _checked(value: object) -> Any:
+    """A value that the node's ``__post_init__`` checks (typed as what it checks it to be)."""
+    return value
+
+
+def _required(obj: Mapping[str, JSON], name: str, where: str = "") -> Any:
     if name not in obj:
         raise MetadataError(f"missing required member {name!r}" + (f" in {where}" if where else ""))
     return obj[name]
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: Any) -> JSONObject:
     if not isinstance(value, dict):
         raise MetadataError(f"expected a JSON object, got {_show(value)}")
     return value
 
 
-def _attributes(value: Any) -> dict[str, Any]:
+def _attributes(value: Any) -> JSONObject:
     if not isinstance(value, Mapping):
         raise MetadataError(f"attributes must be a JSON object, got {_show(value)}")
     return dict(value)
@@ -822,7 +842,7 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
-def _named(value: Any, what: str) -> tuple[str, dict[str, Any]]:
+def _named(value: Any, what: str) -> tuple[str, JSONObject]:
     """A v3 name-and-configuration member (or a bare name) → (name, configuration)."""
     if isinstance(value, str):
         return value, {}
@@ -833,7 +853,7 @@ def _named(value: Any, what: str) -> tuple[str, dict[str, Any]]:
     raise MetadataError(f"{what} must be a name or an object with a 'name', got {_show(value)}")
 
 
-def _named_object(value: Any, what: str) -> dict[str, Any]:
+def _named_object(value: Any, what: str) -> JSONObject:
     """A codec as a dict: a bare name ``"gzip"`` becomes ``{"name": "gzip"}``."""
     _named(value, what)
     return {"name": value} if isinstance(value, str) else dict(value)
@@ -844,7 +864,7 @@ def _check_separator(separator: Any) -> None:
         raise MetadataError(f"separator must be '/' or '.', got {_show(separator)}")
 
 
-def _extensions(members: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+def _extensions(members: Mapping[str, JSON], known: frozenset[str]) -> JSONObject:
     for name, value in members.items():
         if name in known or not (isinstance(value, dict) and value.get("must_understand") is False):
             raise MetadataError(

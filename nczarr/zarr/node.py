@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Generic, Literal, Protocol, Self, TypeVar
 
 from nczarr.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from nczarr.store.base import Store
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 
 MAX_NAME_LENGTH = 255
 
@@ -26,8 +27,10 @@ def check_node_name(name: str) -> str:
 
 def is_node_name(name: object) -> bool:
     """Whether ``name`` may name a group or array (see :func:`check_node_name`)."""
+    if not isinstance(name, str):
+        return False
     try:
-        check_node_name(name)  # type: ignore[arg-type]
+        check_node_name(name)
     except MetadataError:
         return False
     return True
@@ -42,17 +45,50 @@ def key_prefix(path: str) -> str:
     return f"{path}/" if path else ""
 
 
-class Node:
+class NodeDocuments(Protocol):
+    """What a node needs of its metadata (``nczarr.zarr.metadata.NodeMetadata``)."""
+
+    @property
+    def zarr_format(self) -> Literal[2, 3]: ...
+
+    @property
+    def attributes(self) -> JSONObject: ...
+
+    def with_attributes(self, attrs: Mapping[str, JSON]) -> Self: ...
+
+    def documents(self) -> dict[str, bytes]: ...
+
+    def document_keys(self) -> tuple[str, ...]: ...
+
+
+class AttributeOwner(Protocol):
+    """What :class:`Attributes` reads and writes through (a :class:`Node`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def metadata(self) -> NodeDocuments: ...
+
+    def update_attributes(self, new: Mapping[str, JSON]) -> None: ...
+
+    def replace_attributes(self, attrs: Mapping[str, JSON]) -> None: ...
+
+
+_Metadata = TypeVar("_Metadata", bound=NodeDocuments)
+
+
+class Node(Generic[_Metadata]):
     """A group or array at ``path`` (``""`` is the root) in ``store``."""
 
-    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False) -> None:
+    def __init__(self, store: Store, path: str, metadata: _Metadata, *, read_only: bool = False) -> None:
         self.store = store
         self.path = path
         self.metadata = metadata
         self.read_only = read_only or store.read_only
         #: Called as ``on_metadata_change(path, metadata)`` after each metadata write; the
         #: hierarchy a node was opened from sets it, to keep its consolidated metadata current.
-        self.on_metadata_change: Callable[[str, Any], None] | None = None
+        self.on_metadata_change: Callable[[str, _Metadata], None] | None = None
 
     @property
     def name(self) -> str:
@@ -60,7 +96,7 @@ class Node:
         return self.path.rsplit("/", 1)[-1] if self.path else "/"
 
     @property
-    def zarr_format(self) -> int:
+    def zarr_format(self) -> Literal[2, 3]:
         return self.metadata.zarr_format
 
     @property
@@ -71,7 +107,7 @@ class Node:
         if self.read_only:
             raise ReadOnlyError(f"{type(self).__name__.lower()} {self.path or '/'!r} is open read-only")
 
-    def _set_metadata(self, metadata: Any) -> None:
+    def _set_metadata(self, metadata: _Metadata) -> None:
         """Replace the metadata and write its documents (removing stale ones, e.g. an emptied
         v2 ``.zattrs``)."""
         self._check_writable()
@@ -85,10 +121,13 @@ class Node:
         if self.on_metadata_change is not None:
             self.on_metadata_change(self.path, metadata)
 
-    def update_attributes(self, new: Mapping[str, Any]) -> None:
+    def update_attributes(self, new: Mapping[str, JSON]) -> None:
         """Merge ``new`` into the attributes with one metadata write."""
-        merged = {**self.metadata.attributes, **new}
-        self._set_metadata(self.metadata.with_attributes(merged))
+        self.replace_attributes({**self.metadata.attributes, **new})
+
+    def replace_attributes(self, attrs: Mapping[str, JSON]) -> None:
+        """Make ``attrs`` the attributes, with one metadata write."""
+        self._set_metadata(self.metadata.with_attributes(attrs))
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.store is self.store and other.path == self.path
@@ -97,22 +136,22 @@ class Node:
         return hash((id(self.store), self.path))
 
 
-class Attributes(MutableMapping[str, Any]):
+class Attributes(MutableMapping[str, JSON]):
     """The attributes of a node; every change is written to the store at once."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: AttributeOwner) -> None:
         self._node = node
 
-    def _current(self) -> dict[str, Any]:
+    def _current(self) -> JSONObject:
         return self._node.metadata.attributes
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> JSON:
         try:
             return self._current()[key]
         except KeyError:
             raise NodeNotFoundError(f"no attribute {key!r} on {self._node.path or '/'!r}") from None
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: JSON) -> None:
         self._node.update_attributes({key: value})
 
     def __delitem__(self, key: str) -> None:
@@ -120,9 +159,11 @@ class Attributes(MutableMapping[str, Any]):
         if key not in current:
             raise NodeNotFoundError(f"no attribute {key!r} on {self._node.path or '/'!r}")
         del current[key]
-        self._node._set_metadata(self._node.metadata.with_attributes(current))
+        self._node.replace_attributes(current)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # one write, not one per key
+    def update(  # type: ignore[override]  # one write, not one per key
+        self, other: Mapping[str, JSON] | Iterable[tuple[str, JSON]] = (), /, **kwargs: JSON
+    ) -> None:
         self._node.update_attributes({**dict(other), **kwargs})
 
     def __iter__(self) -> Iterator[str]:
@@ -131,7 +172,7 @@ class Attributes(MutableMapping[str, Any]):
     def __len__(self) -> int:
         return len(self._current())
 
-    def asdict(self) -> dict[str, Any]:
+    def asdict(self) -> JSONObject:
         return dict(self._current())
 
     def __repr__(self) -> str:

@@ -33,10 +33,18 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Literal
 
-from nczarr.errors import CodecError, MetadataError, NCZarrError, NodeExistsError, StoreError
+from nczarr.errors import (
+    CodecError,
+    DocumentError,
+    MetadataError,
+    NodeExistsError,
+    SchemaUnavailableError,
+    StoreError,
+)
 from nczarr.store.base import Store
 from nczarr.zarr.array import Array, build_pipeline
 from nczarr.zarr.hierarchy import Group, open_node
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import (
     ZMETADATA,
     ArrayMetadataV2,
@@ -72,20 +80,6 @@ __all__ = [
 JsonPath = tuple[str | int, ...]
 
 
-class SchemaUnavailableError(NCZarrError, ImportError):
-    """Validation against the JSON Schemas needs the optional ``jsonschema`` package."""
-
-
-class DocumentError(MetadataError):
-    """A ZOM document that nczarr cannot read: ``path`` is the JSON path of the problem,
-    ``reason`` what is wrong there."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
 @dataclass(frozen=True)
 class Problem:
     """Something wrong in a ZOM document: where (a JSON path such as
@@ -109,8 +103,8 @@ class Difference:
     path: str
     kind: Literal["missing", "extra", "changed"]
     property: str | None = None
-    expected: Any = None
-    actual: Any = None
+    expected: JSON = None
+    actual: JSON = None
 
     def __str__(self) -> str:
         if self.kind != "changed":
@@ -159,11 +153,12 @@ def _zarr_format(document: Any) -> Literal[2, 3]:
     zarr_format = document.get("zarr_format")
     if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
         raise DocumentError("$.zarr_format", f"must be 2 or 3, got {_show(document.get('zarr_format', _ABSENT))}")
-    return zarr_format  # type: ignore[return-value]
+    return 2 if zarr_format == 2 else 3
 
 
 def _show_type(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), json.dumps(value))
+    names: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
+    return names.get(type(value), json.dumps(value))
 
 
 def _is_group(node: dict[str, Any], zarr_format: int) -> bool:
@@ -172,7 +167,7 @@ def _is_group(node: dict[str, Any], zarr_format: int) -> bool:
     return "shape" not in node
 
 
-def _nodes(document: dict[str, Any], zarr_format: int) -> Iterator[tuple[str, JsonPath, dict[str, Any]]]:
+def _nodes(document: JSON, zarr_format: int) -> Iterator[tuple[str, JsonPath, dict[str, Any]]]:
     """(node path, JSON path, node object) of every node of a document, parents first.
     DocumentError when the tree itself is malformed."""
     pending: list[tuple[str, JsonPath, Any]] = [("", (), document)]
@@ -214,7 +209,7 @@ def _parse_node(node: dict[str, Any], zarr_format: int, where: JsonPath) -> Node
         raise DocumentError(_json_path(where), str(exc)) from None
 
 
-def flatten(document: Any) -> dict[str, NodeMetadata]:
+def flatten(document: JSON) -> dict[str, NodeMetadata]:
     """The metadata of every node of a ZOM document by node path (``""``: the root, then
     ``"a"``, ``"a/b"``...), parents first. DocumentError at the first problem."""
     zarr_format = _zarr_format(document)
@@ -233,7 +228,7 @@ def _node_json(metadata: NodeMetadata) -> dict[str, Any]:
     return {k: obj[k] for k in ("zarr_format", "node_type") if k in obj} | obj
 
 
-def unflatten(nodes: Mapping[str, NodeMetadata]) -> dict[str, Any]:
+def unflatten(nodes: Mapping[str, NodeMetadata]) -> JSONObject:
     """The ZOM document of a flat form (node path → metadata, ``""`` the root): members
     nested by name, in name order. MetadataError when the root is missing, formats are mixed,
     or a node's parent is not a group of the form."""
@@ -272,13 +267,13 @@ def _flat_of(source: Store | Group | Array, path: str, use_consolidated: bool | 
     return {"": node.metadata, **node.descendants()}
 
 
-def export(source: Store | Group | Array, path: str = "", *, use_consolidated: bool | None = None) -> dict[str, Any]:
+def export(source: Store | Group | Array, path: str = "", *, use_consolidated: bool | None = None) -> JSONObject:
     """The ZOM document of a group or array, or of the node at ``path`` in a store (read
     through its consolidated metadata when present, unless ``use_consolidated`` is False)."""
     return unflatten(_flat_of(source, path, use_consolidated))
 
 
-def create(document: Any, store: Store, *, overwrite: bool = False, consolidate: bool = True) -> Group | Array:
+def create(document: JSON, store: Store, *, overwrite: bool = False, consolidate: bool = True) -> Group | Array:
     """Make the hierarchy ``document`` describes at the root of ``store``: every group and
     array, no data, with consolidated metadata unless ``consolidate`` is False. Every node is
     checked before anything is written; a store that is not empty is an error unless
@@ -341,7 +336,7 @@ def _canonical(value: Any) -> str:
 
 
 def compare(
-    document: Any, source: Store | Group | Array, path: str = "", *, use_consolidated: bool | None = False
+    document: JSON, source: Store | Group | Array, path: str = "", *, use_consolidated: bool | None = False
 ) -> list[Difference]:
     """Every difference between a ZOM document and a store (or the node at ``path`` in it,
     or a group or array), by node path: nodes missing from the store, extra in it, and each
@@ -360,12 +355,13 @@ def consolidated_differences(store: Store, path: str = "") -> list[Difference]:
 # -- validation ----------------------------------------------------------------------------
 
 
-def schema(zarr_format: Literal[2, 3]) -> dict[str, Any]:
+def schema(zarr_format: Literal[2, 3]) -> JSONObject:
     """The JSON Schema (draft 2020-12) of ZOM documents of a Zarr version (a new copy)."""
     if zarr_format not in (2, 3):
         raise MetadataError(f"there is no ZOM schema for Zarr v{zarr_format}")
     text = resources.files("nczarr").joinpath("schemas", f"zom-v{zarr_format}.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    parsed: JSONObject = json.loads(text)
+    return parsed
 
 
 @functools.cache
@@ -379,7 +375,7 @@ def _validator(zarr_format: Literal[2, 3]) -> Any:
     return jsonschema.Draft202012Validator(schema(zarr_format))
 
 
-def validate(document: Any) -> list[Problem]:
+def validate(document: JSON) -> list[Problem]:
     """Every problem of a ZOM document, by JSON path: first against the JSON Schema of its
     Zarr version; when it passes, against the metadata rules nczarr reads it with (data types,
     fill values, codecs as metadata, names). Empty when the document is valid."""
@@ -401,7 +397,7 @@ def validate(document: Any) -> list[Problem]:
     return sorted(problems, key=lambda p: p.path)
 
 
-def dumps(document: Any) -> str:
+def dumps(document: JSON) -> str:
     """A document as JSON text (NaN and Infinity as in Zarr attributes). Members are written
     with a stack, not recursion, so a hierarchy deeper than Python's recursion limit can be
     written (though Python's JSON parser cannot read it back, see :func:`read_document`)."""
@@ -421,7 +417,7 @@ def dumps(document: Any) -> str:
     return "".join(parts) + "\n"
 
 
-def write_document(document: Any, file: str | os.PathLike[str]) -> None:
+def write_document(document: JSON, file: str | os.PathLike[str]) -> None:
     """Write a document to ``file`` as :func:`dumps` prints it; StoreError when it cannot."""
     try:
         with open(file, "w", encoding="utf-8") as f:
@@ -430,7 +426,7 @@ def write_document(document: Any, file: str | os.PathLike[str]) -> None:
         raise StoreError(f"cannot write {os.fspath(file)!r}: {exc.strerror or exc}") from None
 
 
-def read_document(file: str | os.PathLike[str]) -> Any:
+def read_document(file: str | os.PathLike[str]) -> JSON:
     """The JSON value in ``file`` (NaN and Infinity allowed, as in Zarr attributes).
     StoreError when it cannot be read, MetadataError when it is not JSON."""
     try:
@@ -440,8 +436,9 @@ def read_document(file: str | os.PathLike[str]) -> Any:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StoreError(f"cannot read {os.fspath(file)!r}: {reason}") from None
     try:
-        return json.loads(text)
+        document: JSON = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MetadataError(f"{os.fspath(file)}: not valid JSON: {exc}") from None
     except RecursionError:
         raise MetadataError(f"{os.fspath(file)}: nests deeper than Python's JSON parser can read") from None
+    return document

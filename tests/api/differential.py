@@ -75,7 +75,7 @@ class Recorder:
         """Record the builtin class of what ``call`` raises, or "no error"."""
         try:
             call()
-        except Exception as exc:  # noqa: BLE001 - the class is the observation
+        except Exception as exc:
             self.observations.append((label, builtin_class(exc)))
         else:
             self.observations.append((label, "no error"))
@@ -275,7 +275,7 @@ def variables_properties_and_identity(nc, path, rec):
         rec.value("flags", (v.mask, v.scale, v.always_mask, v.chartostring))
         rec.error("pickle variable", lambda: pickle.dumps(v))
         v[:] = np.arange(6.0).reshape(2, 3)
-        rec.value("iterated", [row for row in v])
+        rec.value("iterated", list(v))
         rec.value("array", _quiet(lambda: np.asarray(v)))
     with nc.Dataset(path, "r") as ds:
         v = ds["v"]

@@ -20,7 +20,6 @@ from typing import Any
 
 import netCDF4
 import pytest
-
 from differential import SCRIPTS, Recorder, Script, builtin_class
 
 NETCDF4_ONLY = os.environ.get("NCZARR_DIFF_NETCDF4_ONLY", "") not in ("", "0")
@@ -33,7 +32,7 @@ def observe(module: Any, script: Script, path: Path, disk_format: str) -> list[t
     rec = Recorder(format=disk_format)
     try:
         script.run(module, path, rec)
-    except Exception as exc:  # noqa: BLE001 - shown in the diff, where it happened
+    except Exception as exc:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         raised = f"{builtin_class(exc)}: {type(exc).__name__} at {where}: {exc}"

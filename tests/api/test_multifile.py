@@ -24,7 +24,6 @@ import nczarr
 from nczarr.api.multifile import MFDataset, MFTime
 from nczarr.errors import NCZarrError
 
-
 LENGTHS = (3, 0, 4, 2)  # records per member; the second member is empty
 BAD = ("shape", "dtype", "dims", "missing", "nocalendar", "calendar")
 
@@ -140,7 +139,7 @@ def observe(call: Callable[[], Any]) -> Any:
     (builtin class and message)."""
     try:
         result = call()
-    except Exception as exc:  # noqa: BLE001 - the exception is the observation
+    except Exception as exc:
         return ("raises", _builtin(exc), str(exc))
     if result is np.ma.masked:
         return ("masked",)

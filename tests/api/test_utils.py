@@ -17,7 +17,6 @@ from nczarr import utils
 from nczarr.errors import NCZarrError
 
 
-
 @dataclass
 class FakeDim:
     unlimited: bool
@@ -109,7 +108,12 @@ def test_get_start_count_stride(shape):
         ((False,), (4,), slice(None), (3,)),
         ((False, False), (4, 3), slice(None), (12,)),
         ((False, False), (4, 3), (slice(0, 4),), (12,)),
-        ((True, False, False, False, False), (2, 10, 20, 10, 10), (..., [15, 16, 17, 18, 19], slice(None), slice(None)), (2, 10, 5, 10, 10)),
+        (
+            (True, False, False, False, False),
+            (2, 10, 20, 10, 10),
+            (..., [15, 16, 17, 18, 19], slice(None), slice(None)),
+            (2, 10, 5, 10, 10),
+        ),
     ],
 )
 def test_put_start_count_stride(unlim, shape, key, datashape):
@@ -146,12 +150,12 @@ def scs_cases(draw):
     if put:
         unlim = draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
         names = [f"d{i}" for i in range(len(shape))]
-        kw = dict(
-            dimensions=names,
-            grp=FakeGroup({n: FakeDim(u, s) for n, u, s in zip(names, unlim, shape)}),
-            datashape=tuple(draw(st.lists(st.integers(0, 4), max_size=len(shape) + 1))),
-            put=True,
-        )
+        kw = {
+            "dimensions": names,
+            "grp": FakeGroup({n: FakeDim(u, s) for n, u, s in zip(names, unlim, shape)}),
+            "datashape": tuple(draw(st.lists(st.integers(0, 4), max_size=len(shape) + 1))),
+            "put": True,
+        }
     return key, shape, kw
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import nczarr
 from nczarr.cli import main
-from nczarr.convert.copy import CopyError, CopyOptions, copy
+from nczarr.convert.copy import CopyOptions, copy
+from nczarr.errors import CopyError
 
 CONVENTIONS = ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"]
 
@@ -168,6 +169,28 @@ def test_variable_and_group_selection(original: Path, tmp_path: Path) -> None:
     copy(original, tmp_path / "g.zarr", CopyOptions(groups=("grp",)))
     with nczarr.Dataset(tmp_path / "g.zarr") as ds:
         assert not ds.variables and list(ds["grp"].variables) == ["w"]
+
+
+def test_raw_values_are_copied_unchecked(tmp_path: Path) -> None:
+    """An enum variable whose unwritten elements hold the fill value (no member of the enum)
+    copies as it is (a copy written through the API's handles refused it as illegal)."""
+    with netCDF4.Dataset(tmp_path / "e.nc", "w") as ds:
+        ds.createDimension("x", 3)
+        level = ds.createEnumType("u1", "level", {"low": 1, "high": 2})
+        ds.createVariable("v", level, ("x",))[:2] = np.array([1, 2], "u1")
+    copy(tmp_path / "e.nc", tmp_path / "e.zarr")
+    with nczarr.Dataset(tmp_path / "e.zarr") as ds:
+        assert ds["v"][:].tolist() == [1, 2, None]
+
+
+def test_netcdf_c_urls_and_missing_sources(original: Path, tmp_path: Path) -> None:
+    copy(original, tmp_path / "a.zarr", CopyOptions(format="NCZARR_V2"))
+    copy(f"file://{tmp_path / 'a.zarr'}#mode=nczarr,file", tmp_path / "b.zarr")
+    with nczarr.Dataset(tmp_path / "b.zarr") as ds:
+        assert ds["v_u8"][2, 4] == 14
+    with pytest.raises(FileNotFoundError, match="No such file or directory"):
+        copy(tmp_path / "missing.zarr", tmp_path / "c.zarr")
+    assert not (tmp_path / "c.zarr").exists()
 
 
 def test_chunking_deflate_and_shuffle_options(original: Path, tmp_path: Path) -> None:

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from nczarr import NCZarrError
-from nczarr.api.types import compound_dtype, dtype_of
-from nczarr.convert.hdf5 import Hdf5Error, Hdf5Reader, MissingExtraError, problems, write_hdf5
-from nczarr.formats import FormatError, VariableStorage
+from nczarr.convert.hdf5 import Hdf5Reader, problems, write_hdf5
+from nczarr.errors import Hdf5Error, MissingExtraError
+from nczarr.formats import FormatError
 from nczarr.model import AtomicType, DataModel, Group, OpaqueType, Resolver, Variable
+from nczarr.values.storage import VariableStorage
+from nczarr.values.types import compound_dtype, dtype_of
 
 PRIMITIVES = ("i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8")
 
@@ -279,7 +281,7 @@ def test_user_types_are_what_netcdf4_shows(sample: Path) -> None:
         assert {m.name: m.value for m in enum.members} == ds.enumtypes["level_t"].enum_dict
         assert dtype_of(enum.base) == ds.enumtypes["level_t"].dtype
         record = root.find_type("rec_t")
-        assert compound_dtype(None, record, view=False) == ds.cmptypes["rec_t"].dtype
+        assert compound_dtype(record) == ds.cmptypes["rec_t"].dtype
         assert [(f.name, f.type, f.shape) for f in record.fields][2] == ("c", AtomicType.CHAR, (3,))
         assert dtype_of(root.find_type("ragged_t").base) == ds.vltypes["ragged_t"].dtype
         flags = root.find_group("g").find_group("h").find_variable("flags")
@@ -383,6 +385,29 @@ def test_classic_data_model(classic: Path) -> None:
         assert reader.dataset.data_model is DataModel.CLASSIC
         assert reader.dataset.find_attribute("title").type is AtomicType.CHAR
         assert reader.storage["/v"].compression == "zlib"
+
+
+def test_dimensions_and_types_of_other_groups(tmp_path: Path) -> None:
+    """A parent's dimension that the variable's own group hides (h5netcdf names dimensions
+    only) and a type of another branch (ncgen allows it) read as ncdump shows them; what
+    h5netcdf cannot write back is refused, not mangled."""
+    cdl = tmp_path / "g.cdl"
+    cdl.write_text(
+        "netcdf g {\ndimensions: x = 2 ;\n"
+        "group: g1 {\n types: compound c_t { int a ; } ;\n dimensions: x = 3 ;\n"
+        " variables: int outer(/x) ; int inner(x) ;\n data: outer = 4, 5 ; inner = 1, 2, 3 ;\n}\n"
+        "group: h {\n variables: c_t anywhere ;\n data: anywhere = {9} ;\n}\n}\n"
+    )
+    subprocess.run(["ncgen", "-4", "-o", str(tmp_path / "g.nc"), str(cdl)], check=True)
+    with Hdf5Reader(tmp_path / "g.nc") as reader:
+        variables = {v.fqn: v for g in reader.dataset.walk() for v in g.variables}
+        assert variables["/g1/outer"].dimensions == ["/x"] and variables["/g1/inner"].dimensions == ["x"]
+        assert variables["/h/anywhere"].type == "/g1/c_t"
+        assert reader.read(variables["/g1/outer"], (slice(0, 2),)).tolist() == [4, 5]
+        assert problems(reader.dataset) == [
+            "/g1/outer: dimension '/x' is not one h5netcdf can name from its group",
+            "/h/anywhere: type /g1/c_t is not of its group or a parent; h5netcdf needs that",
+        ]
 
 
 def test_errors_for_files_that_are_not_hdf5(tmp_path: Path) -> None:

@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 from nczarr import NCZarrError
-from nczarr.convert.netcdf3 import Netcdf3Error, Netcdf3Reader, problems, write_netcdf3
-from nczarr.formats import FormatError, VariableStorage
-from nczarr.model import AtomicType, Dataset, DataModel, Variable
+from nczarr.convert.netcdf3 import Netcdf3Reader, problems, write_netcdf3
+from nczarr.errors import Netcdf3Error
+from nczarr.formats import FormatError
+from nczarr.model import AtomicType, DataModel, Dataset, Variable
+from nczarr.values.storage import VariableStorage
 
 KINDS = ["NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET", "NETCDF3_64BIT_DATA"]
 NCGEN_KIND = {"NETCDF3_CLASSIC": "nc3", "NETCDF3_64BIT_OFFSET": "nc6", "NETCDF3_64BIT_DATA": "nc5"}
@@ -301,7 +303,7 @@ def test_written_from_a_memory_source_netcdf4_reads_it(tmp_path: Path) -> None:
     tree.add_dimension("x", 5)
     tree.add_attribute("ok", AtomicType.UINT64, [2**64 - 1])
     arrays = {}
-    for code in CDF5_TYPES + ["f4"]:
+    for code in [*CDF5_TYPES, "f4"]:
         variable = tree.add_variable(f"v{code}", AtomicType(_type_name(code)), ["t", "x"])
         arrays[variable.fqn] = np.arange(20).reshape(4, 5).astype(code)
     path = tmp_path / "five.nc"
@@ -309,7 +311,7 @@ def test_written_from_a_memory_source_netcdf4_reads_it(tmp_path: Path) -> None:
     with netCDF4.Dataset(path) as ds:
         assert ds.data_model == "NETCDF3_64BIT_DATA"
         assert ds.ok == 2**64 - 1
-        for code in CDF5_TYPES + ["f4"]:
+        for code in [*CDF5_TYPES, "f4"]:
             assert ds[f"v{code}"].dtype == np.dtype(code)
             np.testing.assert_array_equal(ds[f"v{code}"][:], arrays[f"/v{code}"])
 

@@ -14,7 +14,7 @@ import xarray as xr
 import zarr
 
 from nczarr.formats import FormatError, NczarrV2, RootDocuments, convention, detect
-from nczarr.formats.common import ROOT_DOCUMENT_KEYS
+from nczarr.formats.keys import ROOT_DOCUMENT_KEYS
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType, Dataset
 from nczarr.store import DirectoryStore, MemoryStore

@@ -1,6 +1,7 @@
 """NCZARR_V2 without the wheel: netcdf-c's golden example byte for byte, the older layouts
 netcdf-c wrote, what cannot be stored, and errors that name the key at fault."""
 
+# ruff: noqa: E501 (the golden documents are verbatim, one a line)
 from __future__ import annotations
 
 import json
@@ -8,12 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from nczarr.formats.base import FormatError, VariableStorage
+from nczarr.errors import FormatError
 from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType
 from nczarr.store import MemoryStore
 from nczarr.syntax import dump, parse
+from nczarr.values.storage import VariableStorage
 
 #: Reference notes, Appendix A: every metadata object netcdf-c 4.10.1 wrote, verbatim.
 GOLDEN = {

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 import zarr
 
-from nczarr.formats.base import FormatError, VariableStorage
+from nczarr.errors import FormatError
 from nczarr.formats.nczarr3 import Nczarr
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType
 from nczarr.store import DirectoryStore, MemoryStore
 from nczarr.syntax import parse
+from nczarr.values.storage import VariableStorage
 
 MODEL = r"""
 dataset zarr 3 enhanced {

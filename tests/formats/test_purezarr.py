@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from nczarr.formats.base import FormatError
+from nczarr.errors import FormatError
 from nczarr.formats.purezarr import PureZarr, PureZarrV2
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType

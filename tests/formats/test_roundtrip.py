@@ -17,9 +17,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nczarr.formats import common as c
 from nczarr.formats import convention
 from nczarr.formats.session import Session
+from nczarr.formats.tree import raw_fqn
 from nczarr.model import (
     AtomicType,
     CompoundType,
@@ -33,6 +33,7 @@ from nczarr.model import (
     join_fqn,
 )
 from nczarr.store import MemoryStore
+from nczarr.values.types import float32
 
 NUMERIC = [t for t in AtomicType if t.is_integer or t.is_float]
 NAME_CHARS = "abxyzAZé☃_ .:-0"
@@ -58,7 +59,7 @@ def atomic_values(draw: Any, type: AtomicType, count: int) -> list[Any] | str:
     if type is AtomicType.STRING:
         return draw(st.lists(text(), min_size=count, max_size=count))
     if type is AtomicType.FLOAT:
-        return draw(st.lists(st.floats(width=32).map(c.float32), min_size=count, max_size=count))
+        return draw(st.lists(st.floats(width=32).map(float32), min_size=count, max_size=count))
     if type is AtomicType.DOUBLE:
         return draw(st.lists(st.floats(), min_size=count, max_size=count))
     ints = st.integers(type.low, type.high)
@@ -71,7 +72,7 @@ def _ref(node: Any, scope: Group, resolver: Resolver, kind: str) -> str:
     found = resolver.dimension(scope, node.name) if kind == "dimension" else resolver.type(scope, node.name)
     if found is node:
         return node.name
-    return join_fqn(c.raw_fqn(node).split("/")[1:])
+    return join_fqn(raw_fqn(node).split("/")[1:])
 
 
 def _visible(group: Group, attr: str) -> list[Any]:

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from nczarr.errors import ReadOnlyError
-from nczarr.formats import FormatError, VariableStorage, convention, detect
+from nczarr.formats import FormatError, convention, detect
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType, Dimension
 from nczarr.store import MemoryStore
 from nczarr.syntax import parse
+from nczarr.values.storage import VariableStorage
 
 NCZARR_FORMATS = ["NCZARR", "NCZARR_V2"]
 

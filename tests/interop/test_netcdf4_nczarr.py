@@ -21,12 +21,12 @@ import netCDF4
 import numpy as np
 import pytest
 
-from nczarr.formats.base import VariableStorage
 from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType, Variable
 from nczarr.store import DirectoryStore
 from nczarr.syntax import parse
+from nczarr.values.storage import VariableStorage
 
 assert netCDF4.__netcdf4libversion__.startswith("4.10"), netCDF4.__netcdf4libversion__
 

@@ -20,11 +20,11 @@ import xarray as xr
 import zarr
 
 from nczarr.formats import convention, detect
-from nczarr.formats.base import VariableStorage
 from nczarr.formats.session import Session
 from nczarr.model import AtomicType, resolve_dimension
 from nczarr.store import DirectoryStore
 from nczarr.syntax import parse
+from nczarr.values.storage import VariableStorage
 
 MODEL = r"""
 dataset zarr 3 enhanced {

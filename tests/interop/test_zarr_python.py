@@ -67,13 +67,16 @@ def _transpose(ndim: int) -> dict[str, Any]:
     return _v3("transpose", order=list(range(ndim))[::-1])
 
 
+INT32 = np.dtype("int32")
+
+
 @dataclass(frozen=True)
 class Case:
     """An array described independently of either library."""
 
     id: str
     fmt: int
-    dtype: Any = np.dtype("int32")
+    dtype: Any = INT32
     shape: tuple[int, ...] = (7, 5)
     chunks: tuple[int, ...] = (3, 2)
     #: v3: array->array codecs (JSON); v2: numcodecs filter configurations.

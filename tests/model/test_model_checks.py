@@ -631,3 +631,12 @@ def test_ensure_valid_returns_the_warnings() -> None:
     dataset.add_variable("Y", T.INT)
     dataset.add_variable("y", T.INT)
     assert [p.severity for p in ensure_valid(dataset)] == ["warning"]
+
+
+def test_model_errors_live_in_nczarr_errors() -> None:
+    import nczarr.errors
+    import nczarr.model
+
+    for name in ("ModelError", "FQNError", "ValidationError"):
+        assert getattr(nczarr.model, name) is getattr(nczarr.errors, name)
+    assert issubclass(nczarr.errors.ValidationError, (NCZarrError, ValueError))

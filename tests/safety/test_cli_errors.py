@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 
 from nczarr.cli import main
-from nczarr.convert.hdf5 import Hdf5Error, Hdf5Reader
-from nczarr.convert.netcdf3 import Netcdf3Error, Netcdf3Reader
-from nczarr.errors import NCZarrError
+from nczarr.convert.hdf5 import Hdf5Reader
+from nczarr.convert.netcdf3 import Netcdf3Reader
+from nczarr.errors import Hdf5Error, NCZarrError, Netcdf3Error
 
 
 def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -185,7 +185,10 @@ def test_texts_that_are_no_regular_files_are_refused_unread(tmp_path: Path, caps
         ("\ufeff\x00\x01\x02", ":1:"),
         ("netcdf d {\ndimensions: x = 1 ;\nvariables: int v(" + ", ".join(["x"] * 65) + ") ;\n}\n", ":3:"),
         # each string fills rows of 2**31 characters: 6 GB for three words
-        ('netcdf d {\ndimensions: r = 0 ; c = 2147483648 ;\nvariables: char a(r, c) ;\ndata: a = "1", "two", "three" ;\n}\n', ":4:"),
+        (
+            'netcdf d {\ndimensions: r = 0 ; c = 2147483648 ;\nvariables: char a(r, c) ;\ndata: a = "1", "two", "three" ;\n}\n',
+            ":4:",
+        ),
     ],
     ids=["groups", "braces", "compounds", "opaque", "chunks", "dimension", "string", "binary", "rank", "char rows"],
 )
@@ -219,7 +222,7 @@ def test_any_failure_is_one_line(error: Exception, words: str, monkeypatch, caps
     def fail(args: object) -> int:
         raise error
 
-    monkeypatch.setattr("nczarr.cli._validate", fail)  # the command, failing in any way
+    monkeypatch.setattr("nczarr.cli.validate.run", fail)  # the command, failing in any way
     assert words in fails(["validate", "x.nczm"], capsys)
 
 
@@ -298,7 +301,7 @@ def test_every_cut_and_many_flips_of_a_netcdf3_file_are_netcdf3_errors(files: di
     changed: a netCDF-3 file opens and reads, or raises an NCZarrError that is an OSError."""
     data = files["good3"].read_bytes()
     rng = np.random.default_rng(14)
-    blobs = [data[:n] for n in range(0, 200)]
+    blobs = [data[:n] for n in range(200)]
     for _ in range(400):
         blob = bytearray(data[:600])
         for position in rng.integers(4, 120, size=rng.integers(1, 4)):

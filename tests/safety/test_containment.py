@@ -58,7 +58,7 @@ def finishes(call: Callable[[], Any], fifo: Path, seconds: float = 5.0) -> Any:
     def run() -> None:
         try:
             outcome["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as exc:  # handed to the test's thread
             outcome["error"] = exc
 
     thread = threading.Thread(target=run, daemon=True)

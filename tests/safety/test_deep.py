@@ -25,7 +25,7 @@ from nczarr.zarr.info import describe
 from nczarr.zarr.metadata import MAX_DIMENSIONS
 
 DEPTH = 1_100
-assert DEPTH > sys.getrecursionlimit()  # the point of the depth
+assert sys.getrecursionlimit() < DEPTH  # the point of the depth
 
 
 def _write_deep(location, fmt: str) -> None:

@@ -181,7 +181,9 @@ def test_attribute_names(convention: str, tmp_path: Path) -> None:
     nc4 = netCDF4.Dataset(tmp_path / "a.nc", "w")
     try:
         nc4_var = nc4.createVariable("v", "i4")
-        refused_by_netcdf4 = [n for n in BAD_ATTRIBUTE_NAMES if isinstance(_outcome(lambda: nc4_var.setncattr(n, 1)), AttributeError)]
+        refused_by_netcdf4 = [
+            n for n in BAD_ATTRIBUTE_NAMES if isinstance(_outcome(lambda: nc4_var.setncattr(n, 1)), AttributeError)
+        ]
     finally:
         nc4.close()
     assert refused_by_netcdf4 == BAD_ATTRIBUTE_NAMES

@@ -13,6 +13,7 @@ pin what issue 14 names: deep groups, braces and types, huge dimensions and chun
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
 import tracemalloc
@@ -25,7 +26,6 @@ from hypothesis import strategies as st
 
 import nczarr
 from nczarr.convert.copy import CopyOptions, copy_source
-from nczarr.convert.sources import ArraysSource
 from nczarr.errors import NCZarrError
 from nczarr.formats import convention
 from nczarr.formats.session import Session
@@ -35,6 +35,7 @@ from nczarr.syntax import ParseError, parse
 from nczarr.syntax.cdl import parse_cdl
 from nczarr.syntax.cdlvalues import PaddedValues
 from nczarr.syntax.limits import MAX_FIELDS, MAX_NESTING, MAX_TYPE_SIZE
+from nczarr.values.source import ArraysSource
 
 ROOT = Path(__file__).resolve().parents[2]
 _FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -42,12 +43,10 @@ _FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthC
 
 def _cdl_texts_of_tests() -> list[str]:
     """The CDL texts written out in the syntax tests (string constants that start so)."""
-    texts = []
+    texts: list[str] = []
     for path in sorted((ROOT / "tests" / "syntax").glob("test_cdl_*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if node.value.lstrip().startswith("netcdf ") and "{" in node.value:
-                    texts.append(node.value)
+        constants = (n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Constant))
+        texts.extend(c for c in constants if isinstance(c, str) and c.lstrip().startswith("netcdf ") and "{" in c)
     return texts
 
 
@@ -131,10 +130,8 @@ def gen_cdl(text: str) -> None:
         return
     source = ArraysSource(parsed.dataset, parsed.storage, parsed.data, parsed.kind or "NETCDF4")
     options = CopyOptions(kind=parsed.kind or "NETCDF4", data_variables=tuple(parsed.given), max_memory=16 << 20)
-    try:
+    with contextlib.suppress(NCZarrError):
         copy_source(source, MemoryStore(), options)
-    except NCZarrError:
-        pass
 
 
 def create_model(text: str) -> None:

@@ -3,7 +3,9 @@ files and copied into nczarr stores, dumped with many option combinations."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import netCDF4
@@ -11,8 +13,11 @@ import numpy as np
 import pytest
 
 import nczarr
+from nczarr.convert.sources import open_source
+from nczarr.errors import DumpError
 from nczarr.syntax import cdldump
-from nczarr.syntax.cdldump import DumpError, DumpOptions, dump, kind_text
+from nczarr.syntax.cdldump import DumpOptions, dump, kind_text
+from nczarr.values.source import DatasetSource
 
 h5py = pytest.importorskip("h5py")
 
@@ -89,7 +94,9 @@ def _copy_group(src, dst, h5group):
             kwargs["chunksizes"] = chunking
         fill = var.getncattr("_FillValue") if "_FillValue" in var.ncattrs() else None
         no_fill = var.get_fill_value() is None if hasattr(var, "get_fill_value") else False
-        new = dst.createVariable(name, _datatype(var, dst), _dimensions(var, dst, h5group[name].shape), fill_value=False if no_fill and fill is None else fill, **kwargs)
+        dims = _dimensions(var, dst, h5group[name].shape)
+        fill_value = False if no_fill and fill is None else fill
+        new = dst.createVariable(name, _datatype(var, dst), dims, fill_value=fill_value, **kwargs)
         new.set_auto_maskandscale(False)
         new.set_auto_chartostring(False)
         strings = _string_attributes(h5group[name])
@@ -142,9 +149,12 @@ def _string_attributes(h5obj):
 
 
 def nczarr_copy(nc_path: Path, store: Path) -> None:
-    with netCDF4.Dataset(nc_path) as src, h5py.File(nc_path, "r") as h5:
-        with nczarr.Dataset(store, "w", format=src.data_model) as dst:
-            _copy_group(src, dst, h5)
+    with (
+        netCDF4.Dataset(nc_path) as src,
+        h5py.File(nc_path, "r") as h5,
+        nczarr.Dataset(store, "w", format=src.data_model) as dst,
+    ):
+        _copy_group(src, dst, h5)
 
 
 def ncdump(path: Path, *args: str) -> str:
@@ -152,9 +162,18 @@ def ncdump(path: Path, *args: str) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def ours(store: Path, options: DumpOptions = DumpOptions(), name: str | None = None) -> str:
-    with nczarr.Dataset(store) as ds:
-        return "".join(dump(ds, options, name))
+@contextlib.contextmanager
+def source_of(store: Path) -> Iterator[DatasetSource]:
+    source = open_source(store)
+    try:
+        yield source
+    finally:
+        source.close()
+
+
+def ours(store: Path, options: DumpOptions | None = None, name: str | None = None) -> str:
+    with source_of(store) as source:
+        return "".join(dump(source, options or DumpOptions(), name, path=str(store)))
 
 
 def _drop_properties(text: str) -> str:
@@ -373,7 +392,9 @@ def make_special(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("args,options", [(["-s"], DumpOptions(special=True)), (["-s", "-h"], DumpOptions(special=True, header_only=True))])
+@pytest.mark.parametrize(
+    "args,options", [(["-s"], DumpOptions(special=True)), (["-s", "-h"], DumpOptions(special=True, header_only=True))]
+)
 def test_special_attributes(tmp_path, args, options):
     compare(tmp_path, make_special(tmp_path / "special.nc"), args, options)
 
@@ -406,17 +427,17 @@ def test_selected_variables(files, tmp_path, key, args, options):
 def test_unknown_variable(files, tmp_path):
     store = tmp_path / "basic.zarr"
     nczarr_copy(files["basic"], store)
-    with nczarr.Dataset(store) as ds, pytest.raises(DumpError):
-        list(dump(ds, DumpOptions(variables=("nope",))))
+    with source_of(store) as source, pytest.raises(DumpError):
+        list(dump(source, DumpOptions(variables=("nope",))))
 
 
 @pytest.mark.parametrize("key", ["basic", "classic"])
 def test_kind(files, tmp_path, key):
     store = tmp_path / "k.zarr"
     nczarr_copy(files[key], store)
-    with nczarr.Dataset(store) as ds:
-        assert kind_text(ds) + "\n" == ncdump(files[key], "-k")
-        assert "".join(dump(ds, DumpOptions(kind=True))) == ncdump(files[key], "-k")
+    with source_of(store) as source:
+        assert kind_text(source) + "\n" == ncdump(files[key], "-k")
+        assert "".join(dump(source, DumpOptions(kind=True))) == ncdump(files[key], "-k")
 
 
 # -- CDL made into files by ncgen -----------------------------------------------------------
@@ -592,7 +613,8 @@ variables:
     vl_t v:va = {1, 2, 3}, {4} ;
     pt v:pa = {1.5, 2.5}, {3, 4} ;
   :title = "long long long long long long long long long long long long long" ;
-  vl_t :gva = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23}, {24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40} ;
+  vl_t :gva = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23},
+    {24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40} ;
 data:
   v = 1 ;
 }
@@ -658,8 +680,8 @@ def test_ncml(tmp_path, args, options):
 def test_ncml_refused_for_enhanced_model(files, tmp_path):
     store = tmp_path / "basic.zarr"
     nczarr_copy(files["basic"], store)
-    with nczarr.Dataset(store) as ds, pytest.raises(DumpError, match="classic model"):
-        list(dump(ds, DumpOptions(ncml=True)))
+    with source_of(store) as source, pytest.raises(DumpError, match="classic model"):
+        list(dump(source, DumpOptions(ncml=True)))
 
 
 def test_dimension_of_another_group(tmp_path):
@@ -673,3 +695,23 @@ def test_dimension_of_another_group(tmp_path):
         e = ds.createGroup("g1").createDimension("e", 2)
         ds.createGroup("h").createVariable("x", "i4", (e,))[:] = [1, 2]
     assert ours(store) == ncdump(tmp_path / "na.nc")
+
+
+def test_tocdl_leaves_the_open_handles_as_they_were(tmp_path):
+    """A dump reads the raw values of the dataset: the user's handles keep scaling,
+    masking and char-to-string on (it used to switch them off)."""
+    with nczarr.Dataset(tmp_path / "t.zarr", "w") as ds:
+        ds.createDimension("x", 3)
+        ds.createDimension("n", 2)
+        v = ds.createVariable("v", "i2", ("x",))
+        v.scale_factor = 0.5
+        v[:] = [1, 2, 3]
+        c = ds.createVariable("c", "S1", ("x", "n"))
+        c._Encoding = "ascii"
+        c[:] = np.array(["ab", "cd", "ef"], dtype="S2")
+        text = ds.tocdl(data=True)
+        assert " v = 2, 4, 6 ;" in text and '"ab",' in text
+        assert "v:_ChunkSizes = 3 ;" in text  # the chunks the format chose
+        np.testing.assert_array_equal(v[:], [1, 2, 3])
+        assert list(c[:]) == ["ab", "cd", "ef"]
+        assert v.scale and v.mask and c.chartostring

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from nczarr.errors import NCZarrError
+from nczarr.errors import CdlError, NCZarrError
 from nczarr.syntax import ParseError
-from nczarr.syntax.cdl import CdlError, normalize_kind, parse_cdl
+from nczarr.syntax.cdl import normalize_kind, parse_cdl
 
 NCGEN = "ncgen"  # netcdf-bin: .ci/run installs it
 

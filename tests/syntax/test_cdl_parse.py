@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from nczarr.model import AtomicType, CompoundType, EnumType, OpaqueType, VlenType
 from nczarr.syntax.cdl import CdlDataset, parse_cdl
 
-
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "cdl"
 NCGEN = "ncgen"  # netcdf-bin: .ci/run installs it
 _FLAGS = re.compile(r"^// ncgen: (.*)$", re.M)
@@ -128,7 +127,7 @@ def _dumped(value) -> str:
     if isinstance(value, (tuple, np.void)):
         return "{" + ", ".join(map(_dumped, tuple(value))) + "}"
     if isinstance(value, (float, np.floating)):
-        return "%.15g" % value if np.asarray(value).dtype.itemsize == 8 else "%.7g" % value
+        return f"{value:.15g}" if np.asarray(value).dtype.itemsize == 8 else f"{value:.7g}"
     return str(value)
 
 
@@ -166,7 +165,7 @@ def compare_variable_type(variable, nc) -> None:
 
 def compare_attributes(owner, nc, header: str, where: str) -> None:
     names = [a.name for a in owner.attributes]
-    assert names == [n for n in nc.ncattrs()], where
+    assert names == list(nc.ncattrs()), where
     for attribute in owner.attributes:
         if isinstance(attribute.type, str) and "opaque" in header.split(
             attribute.type.rsplit("/", 1)[-1] + " ;")[0].rsplit("\n", 1)[-1]:
@@ -409,7 +408,7 @@ def _round_floats(dataset) -> None:
         for owner in (group, *group.variables):
             for attribute in owner.attributes:
                 if attribute.type in (AtomicType.FLOAT, AtomicType.DOUBLE):
-                    attribute.values = [float("%.6g" % v) for v in attribute.values]
+                    attribute.values = [float(f"{v:.6g}") for v in attribute.values]
 
 
 @pytest.mark.parametrize("name", _sample_ids())

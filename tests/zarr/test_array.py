@@ -210,7 +210,8 @@ def test_one_string_fills_whole_chunks_and_scalars():
 
 
 def test_compressed_chunks_decode_concurrently(tmp_path):
-    a = make(DirectoryStore(tmp_path), shape=(64, 64), chunks=(8, 8), dtype="f8", compressors=[{"name": "gzip", "configuration": {"level": 1}}])
+    gzip = {"name": "gzip", "configuration": {"level": 1}}
+    a = make(DirectoryStore(tmp_path), shape=(64, 64), chunks=(8, 8), dtype="f8", compressors=[gzip])
     ref = np.random.default_rng(0).standard_normal((64, 64))
     a[:] = ref
     np.testing.assert_array_equal(open_array(DirectoryStore(tmp_path), "a")[:], ref)
@@ -308,7 +309,8 @@ def test_concurrent_reads_from_many_threads_agree(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     ref = np.random.default_rng(2).standard_normal((40, 30))
-    a = make(DirectoryStore(tmp_path), shape=(40, 30), chunks=(7, 4), dtype="f8", compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    zstd = {"name": "zstd", "configuration": {"level": 1}}
+    a = make(DirectoryStore(tmp_path), shape=(40, 30), chunks=(7, 4), dtype="f8", compressors=[zstd])
     a[:] = ref
     b = open_array(DirectoryStore(tmp_path), "a")
     selections = [(slice(i % 40, None, 1 + i % 3), [i % 30, (7 * i) % 30]) for i in range(200)] + [

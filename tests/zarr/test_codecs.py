@@ -19,8 +19,6 @@ from nczarr.zarr.codecs import (
     ShardingCodec,
     ShuffleCodec,
     chunk_is_fill,
-    default_v2_codecs,
-    default_v3_codecs,
     known_codecs,
     pipeline_from_v2,
     pipeline_from_v3,
@@ -694,33 +692,6 @@ def test_uint8_bytes_json_omits_endian() -> None:
     assert pipeline_from_v3([BIG], spec).to_json() == [{"name": "bytes"}]
 
 
-@pytest.mark.parametrize("dtype", ["f4", "i2", "u1", "O"])
-@pytest.mark.parametrize(
-    "options",
-    [
-        {},
-        {"compression": "zlib", "shuffle": True, "complevel": 1},
-        {"compression": "zstd", "fletcher32": True},
-        {"compression": "bzip2"},
-        {"compression": "blosc_lz4", "blosc_shuffle": 2},
-    ],
-)
-def test_default_codecs_round_trip(dtype: str, options: dict[str, Any]) -> None:
-    data = sample("i2").astype(dtype) if dtype != "O" else sample("U3").astype(object)
-    spec = spec_of(data, fill="" if dtype == "O" else 0)
-    v3 = pipeline_from_v3(default_v3_codecs(np.dtype(dtype), **options), spec)
-    filters, compressor = default_v2_codecs(np.dtype(dtype), **options)
-    v2 = pipeline_from_v2(filters, compressor, spec)
-    for pipeline in (v3, v2):
-        assert pipeline.decode(pipeline.encode(data)).tolist() == data.tolist()
-        assert pipeline.is_raw == (not options and dtype != "O")
-
-
-def test_default_codecs_reject_szip() -> None:
-    with pytest.raises(CodecError, match="'szip' is not supported"):
-        default_v3_codecs(np.dtype("f4"), compression="szip")
-
-
 def test_codec_classes_are_frozen_and_reusable() -> None:
     codec = GzipCodec(level=3)
     with pytest.raises(AttributeError):
@@ -761,3 +732,11 @@ def test_concurrent_encode_decode() -> None:
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(round_trip, chunks * 4))
+
+
+def test_sharding_builds_its_chains_through_the_registry() -> None:
+    spec = ChunkSpec((4,), np.dtype("<i2"), 0)
+    with pytest.raises(CodecError, match="without a chain factory"):
+        ShardingCodec(chunk_shape=[2]).evolve(spec)
+    pipeline = pipeline_from_v3([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2]}}], spec)
+    assert pipeline.partial_decodable and pipeline.partial_nbytes == 2 * 16 + 4 + 4

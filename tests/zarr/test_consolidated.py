@@ -115,9 +115,8 @@ def test_closing_without_changes_writes_nothing(recording_store, zarr_format):
 def test_a_read_only_hierarchy_refuses_changes_and_closes_quietly():
     store = MemoryStore()
     build(store, 3)
-    with open_group(store, mode="r") as root:
-        with pytest.raises(ReadOnlyError):
-            root["g1/v"].attrs["x"] = 1
+    with open_group(store, mode="r") as root, pytest.raises(ReadOnlyError):
+        root["g1/v"].attrs["x"] = 1
     assert stored_copy(store) is not None
 
 

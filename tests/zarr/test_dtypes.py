@@ -256,14 +256,14 @@ FILLS = [
     ),
     (3, "r16", [1, 255], np.void(b"\x01\xff"), [1, 255]),
     (3, {"name": "raw_bytes", "configuration": {"length_bytes": 2}}, "Af8=", np.void(b"\x01\xff"),
-     "Af8="),  # fmt: skip
+     "Af8="),
     (3, "string", "héllo", "héllo", "héllo"),
     (3, "variable_length_bytes", "YWI=", b"ab", "YWI="),
     (3, "bytes", [97, 98], b"ab", "YWI="),
     (3, {"name": "null_terminated_bytes", "configuration": {"length_bytes": 5}}, "YWI=",
-     np.bytes_(b"ab"), "YWI="),  # fmt: skip
+     np.bytes_(b"ab"), "YWI="),
     (3, {"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}}, "xyz",
-     np.str_("xyz"), "xyz"),  # fmt: skip
+     np.str_("xyz"), "xyz"),
     (
         3,
         {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}},
@@ -427,7 +427,7 @@ def test_default_fill_of_times_is_nat():
 NATIVE = [
     "?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16",
     "S4", "U3", "V5", "M8[ns]", "m8[10s]", [("x", "f4"), ("y", "i2")],
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("native", NATIVE, ids=str)

@@ -97,7 +97,7 @@ ZARR_WRITTEN = [
     ("S5-v2", {"dtype": "S5", "fill_value": b"ab", "zarr_format": 2}, b"xyz"),
     ("S5-v3", {"dtype": "S5", "fill_value": b"ab", "zarr_format": 3}, b"xyz"),
     ("struct-v2", {"dtype": STRUCT, "fill_value": np.array((1.5, 2), STRUCT)[()], "zarr_format": 2},
-     np.array((0.5, 7), STRUCT)[()]),  # fmt: skip
+     np.array((0.5, 7), STRUCT)[()]),
     (">i4-v2", {"dtype": ">i4", "fill_value": 9, "zarr_format": 2}, 1),
     ("F-v2", {"dtype": "f8", "order": "F", "zarr_format": 2}, 1.0),
     (
@@ -184,7 +184,7 @@ OURS = [
             ("bool", True), ("S4", b"ab"), ("U2", "é"), (object, "fill"),
         )
         for fmt, make in ((2, v2_array), (3, v3_array))
-    ),  # fmt: skip
+    ),
     ("v2-null-fill", v2_array("i4", None)),
     ("v2-big-endian", v2_array(">f8", 2.5)),
     ("v2-structured", v2_array(STRUCT, (1.5, 3))),
@@ -226,7 +226,7 @@ def _distinct(meta) -> np.ndarray:
     values = {
         "bool": False, "string": "other", "fixed_bytes": b"zz", "fixed_unicode": "z",
         "structured": np.array((9.0, 9), meta.dtype)[()], "complex": 7 + 7j,
-    }.get(kind, 9)  # fmt: skip
+    }.get(kind, 9)
     return np.full(meta.shape, values, dtype=meta.dtype if kind != "string" else object)
 
 
@@ -254,7 +254,7 @@ def test_documents_round_trip_v3():
     assert list(obj) == [
         "shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs",
         "attributes", "dimension_names", "zarr_format", "node_type", "storage_transformers", "ext",
-    ]  # fmt: skip
+    ]
     assert obj["fill_value"] == "NaN"
     assert obj["chunk_key_encoding"] == {"name": "default", "configuration": {"separator": "/"}}
 

@@ -21,7 +21,6 @@ from nczarr.zarr.codecs.compress import (
     ZlibCodec,
     ZstdCodec,
 )
-from nczarr.zarr.codecs.defaults import default_v2_codecs, default_v3_codecs
 from nczarr.zarr.codecs.numcodecs_ import NumcodecsCodec
 from nczarr.zarr.codecs.pipeline import Pipeline, known_codecs, pipeline_from_v2, pipeline_from_v3
 from nczarr.zarr.codecs.serialize import BytesCodec, TransposeCodec, VLenCodec
@@ -43,8 +42,6 @@ __all__ = [
     "ZlibCodec",
     "ZstdCodec",
     "chunk_is_fill",
-    "default_v2_codecs",
-    "default_v3_codecs",
     "known_codecs",
     "pipeline_from_v2",
     "pipeline_from_v3",

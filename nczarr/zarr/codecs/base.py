@@ -6,16 +6,17 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, Self
+from typing import Any, ClassVar, Literal, Protocol, Self, cast
 
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import Buffer, ChunkSpec
+from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 
 Kind = Literal["array->array", "array->bytes", "bytes->bytes"]
 #: Builds a codec from its registered name and its configuration mapping.
-CodecFactory = Callable[[str, Mapping[str, Any]], "Codec"]
+CodecFactory = Callable[[str, Mapping[str, JSON]], "Codec"]
 
 #: Prefix of the v3 names zarr-python gives numcodecs codecs; v2 ids are the same names without it.
 NUMCODECS_PREFIX = "numcodecs."
@@ -67,7 +68,7 @@ class Codec:
         return self.KIND
 
     @classmethod
-    def from_config(cls, name: str, config: Mapping[str, Any]) -> Self:
+    def from_config(cls, name: str, config: Mapping[str, JSON]) -> Self:
         """Build from a JSON configuration, rejecting parameters the codec does not have."""
         allowed = set(_config_fields(cls))
         unknown = sorted(set(config) - allowed)
@@ -77,16 +78,17 @@ class Codec:
                 f"expected some of {sorted(allowed)}"
             )
         try:
-            return cls(name=name, **config)
+            parameters: dict[str, Any] = dict(config)  # each field checks its own value
+            return cls(name=name, **parameters)
         except TypeError as e:  # a required parameter is missing
             raise CodecError(f"codec {name!r}: {e}") from e
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONObject:
         """The JSON configuration (v3 ``configuration``; v2 keys besides ``id``)."""
         values = {name: getattr(self, name) for name in _config_fields(type(self))}
         return {name: value for name, value in values.items() if value is not None}
 
-    def to_json(self, zarr_format: Literal[2, 3] = 3) -> dict[str, Any]:
+    def to_json(self, zarr_format: Literal[2, 3] = 3) -> JSONObject:
         """The codec's metadata entry in Zarr ``zarr_format``."""
         config = self.config()
         if zarr_format == 2:
@@ -104,11 +106,11 @@ class Codec:
         """The spec of what ``encode`` produces from an array of ``spec`` (array->array)."""
         return spec
 
-    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> ChunkData:
         """Encode one chunk: ndarray -> ndarray, ndarray -> bytes-like, or bytes -> bytes."""
         raise NotImplementedError
 
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int | None = None) -> Any:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> ChunkData:
         """Invert ``encode``. A bytes->bytes codec produces at most ``max_size`` bytes (the
         pipeline passes the size it expects, so a decompression bomb stops there); None
         means the size ``spec`` serialises to with ``bytes``. Other kinds ignore it."""
@@ -131,16 +133,16 @@ class Codec:
         """The most bytes an array->bytes codec serialises a chunk of ``spec`` into."""
         return self.encoded_bound(raw_nbytes(spec))
 
-    def bad_parameter(self, parameter: str, value: Any, expected: str) -> CodecError:
+    def bad_parameter(self, parameter: str, value: object, expected: str) -> CodecError:
         """The error for a configuration value this codec cannot use."""
         return CodecError(
             f"codec {self.name!r}: invalid {parameter} {value!r}; expected {expected}"
         )
 
-    def check_int(self, parameter: str, value: Any, low: int, high: int | None = None) -> None:
+    def check_int(self, parameter: str, value: object, low: int, high: int | None = None) -> None:
         """Raise unless ``value`` is an int (not a bool) in ``[low, high]``."""
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
-        if not ok or (high is not None and value > high):
+        too_high = high is not None and isinstance(value, int) and value > high
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or too_high:
             bound = f"from {low} to {high}" if high is not None else f">= {low}"
             raise self.bad_parameter(parameter, value, f"an integer {bound}")
 
@@ -150,17 +152,25 @@ def _config_fields(cls: type[Codec]) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.init and f.repr and f.name != "name"]
 
 
-def byte_view(obj: Any) -> memoryview:
+def byte_view(obj: ChunkData) -> memoryview:
     """A flat unsigned-byte memoryview of a contiguous buffer (bytes, ndarray, ...), no copy."""
-    view = obj if isinstance(obj, memoryview) else memoryview(obj)
+    if isinstance(obj, np.ndarray):
+        view = obj.data
+    else:
+        view = obj if isinstance(obj, memoryview) else memoryview(obj)
     if view.ndim == 1 and view.format == "B":
         return view
     return view.cast("B")
 
 
-def nbytes(data: Buffer) -> int:
-    """Size in bytes of a bytes-like object."""
-    return data.nbytes if isinstance(data, memoryview) else len(data)
+def as_buffer(data: ChunkData) -> Buffer:
+    """What a bytes->bytes codec receives, as a buffer (an array is viewed as its bytes)."""
+    return byte_view(data) if isinstance(data, np.ndarray) else data
+
+
+def nbytes(data: ChunkData) -> int:
+    """Size in bytes of a bytes-like object or an array."""
+    return data.nbytes if isinstance(data, (memoryview, np.ndarray)) else len(data)
 
 
 def raw_nbytes(spec: ChunkSpec) -> int:
@@ -228,7 +238,7 @@ def _differs(first: Any, fill: np.ndarray, equal_nan: bool) -> bool:
     return not np.array_equal(first, fill, equal_nan=equal_nan)
 
 
-def chunk_is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
+def chunk_is_fill(chunk: np.ndarray, fill_value: object) -> bool:
     """Whether every element of ``chunk`` equals ``fill_value``, the way zarr-python decides
     not to store a chunk: NaN equals NaN, and for a fill of 0.0 the sign of zero counts.
     A fill value of None (v2 "no fill value") matches nothing."""
@@ -236,7 +246,7 @@ def chunk_is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
         return False
     chunk = np.asarray(chunk)
     if chunk.dtype.kind == "c":
-        value = complex(fill_value)
+        value = complex(cast(complex, fill_value))  # TypeError for what is no number
         return chunk_is_fill(chunk.real, value.real) and chunk_is_fill(chunk.imag, value.imag)
     try:
         fill = np.asarray(fill_value, dtype=chunk.dtype)

@@ -13,17 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-import numpy as np
 import numcodecs.zstd
+import numpy as np
 from numcodecs.blosc import Blosc
 from numcodecs.zstd import Zstd
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
 from nczarr.zarr.codecs.base import (
-    Buffer,
     Codec,
     Kind,
+    as_buffer,
     byte_view,
     decompress_bounded,
     output_limit,
@@ -55,12 +55,12 @@ class ZlibCodec(Codec):
     def __post_init__(self) -> None:
         self.check_int("level", self.level, self.MIN_LEVEL, 9)
 
-    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
-        return zlib.compress(data, self.level)
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
+        return zlib.compress(as_buffer(data), self.level)
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> bytes:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> bytes:
         limit = output_limit(spec, max_size)
-        return decompress_bounded(self.name, _inflater, data, limit)
+        return decompress_bounded(self.name, _inflater, as_buffer(data), limit)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,9 +73,9 @@ class GzipCodec(ZlibCodec):
 
     MIN_LEVEL: ClassVar[int] = 0
 
-    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         compressor = zlib.compressobj(self.level, zlib.DEFLATED, _GZIP_WBITS)
-        return compressor.compress(data) + compressor.flush()
+        return compressor.compress(as_buffer(data)) + compressor.flush()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +85,7 @@ class ZstdCodec(Codec):
     name: str = "zstd"
     level: int = 0
     checksum: bool = False
-    impl: Zstd = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    impl: Zstd | None = field(default=None, repr=False, compare=False)
 
     KIND: ClassVar[Kind] = "bytes->bytes"
 
@@ -95,10 +95,12 @@ class ZstdCodec(Codec):
             raise self.bad_parameter("checksum", self.checksum, "true or false")
         object.__setattr__(self, "impl", Zstd(level=self.level, checksum=self.checksum))
 
-    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
-        return self.impl.encode(data)
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
+        assert self.impl is not None, "set by __post_init__"
+        encoded: bytes = self.impl.encode(data)
+        return encoded
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
         limit = output_limit(spec, max_size)
         declared = _zstd_content_size(byte_view(data))
         if declared is not None and declared > limit:
@@ -144,7 +146,7 @@ def _zstd_content_size(data: memoryview) -> int | None:
 
 
 _BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
-_BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 _AUTOSHUFFLE = -1
 
 
@@ -183,8 +185,8 @@ class BloscCodec(Codec):
                 object.__setattr__(self, "shuffle", 1)
             if self.shuffle not in (_AUTOSHUFFLE, 0, 1, 2) or isinstance(self.shuffle, bool):
                 raise self.bad_parameter("shuffle", self.shuffle, "0, 1, 2 or -1")
-        elif self.shuffle is not None and self.shuffle not in _BLOSC_SHUFFLES:
-            raise self.bad_parameter("shuffle", self.shuffle, f"one of {list(_BLOSC_SHUFFLES)}")
+        elif self.shuffle is not None and self.shuffle not in BLOSC_SHUFFLES:
+            raise self.bad_parameter("shuffle", self.shuffle, f"one of {list(BLOSC_SHUFFLES)}")
 
     def evolve(self, spec: ChunkSpec) -> BloscCodec:
         typesize = self.typesize or (1 if spec.dtype.hasobject else spec.dtype.itemsize)
@@ -197,7 +199,7 @@ class BloscCodec(Codec):
             evolved = self
         else:
             name = self.shuffle or ("bitshuffle" if typesize == 1 else "shuffle")
-            shuffle = _BLOSC_SHUFFLES.index(name)
+            shuffle = BLOSC_SHUFFLES.index(name)
             evolved = replace(self, shuffle=name, typesize=typesize)
         impl = Blosc(
             cname=self.cname, clevel=self.clevel, shuffle=shuffle,
@@ -205,11 +207,12 @@ class BloscCodec(Codec):
         )
         return replace(evolved, impl=impl)
 
-    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         assert self.impl is not None, "a pipeline evolves its codecs"
-        return self.impl.encode(data)
+        encoded: bytes = self.impl.encode(data)
+        return encoded
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> bytes:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> bytes:
         assert self.impl is not None, "a pipeline evolves its codecs"
         limit = output_limit(spec, max_size)
         view = byte_view(data)
@@ -221,7 +224,8 @@ class BloscCodec(Codec):
         # blosc reads as many bytes as the header says the frame has, not the buffer's size
         if int.from_bytes(view[12:16], "little") > view.nbytes:
             raise CodecError(f"codec {self.name!r}: the blosc frame is truncated")
-        return self.impl.decode(data)
+        decoded: bytes = self.impl.decode(data)
+        return decoded
 
 
 #: A blosc 1 header: version, versionlz, flags, typesize, then uint32 nbytes (the decoded
@@ -261,22 +265,22 @@ class ShuffleCodec(Codec):
 
     # numcodecs' Shuffle holds the GIL and is slower than these numpy copies; one strided
     # copy per byte plane is faster than a single transposing copy.
-    def encode(self, data: Buffer, spec: ChunkSpec) -> Buffer:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> Buffer:
         size = self.elementsize or 1
         if size == 1:
-            return data
-        flat, count = self._planes(data, size)
+            return as_buffer(data)
+        flat, count = self._planes(as_buffer(data), size)
         elements = flat.reshape(count, size)
         planes = np.empty((size, count), dtype=np.uint8)
         for i in range(size):
             planes[i] = elements[:, i]
         return byte_view(planes.reshape(-1))
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
         size = self.elementsize or 1
         if size == 1:
-            return data
-        flat, count = self._planes(data, size)
+            return as_buffer(data)
+        flat, count = self._planes(as_buffer(data), size)
         planes = flat.reshape(size, count)
         elements = np.empty((count, size), dtype=np.uint8)
         for i in range(size):
@@ -290,7 +294,8 @@ def _crc32c_function() -> Callable[[Buffer], int]:
     try:
         import crc32c
 
-        return crc32c.crc32c
+        function: Callable[[Buffer], int] = crc32c.crc32c
+        return function
     except ImportError:
         pass
     try:
@@ -301,7 +306,8 @@ def _crc32c_function() -> Callable[[Buffer], int]:
             "or 'google-crc32c'"
         ) from None
     logger.debug("crc32c package not found; using google_crc32c")
-    return google_crc32c.value
+    fallback: Callable[[Buffer], int] = google_crc32c.value
+    return fallback
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,11 +323,12 @@ class Crc32cCodec(Codec):
     def __post_init__(self) -> None:
         _crc32c_function()  # fail when the array is opened, not on the first chunk
 
-    def encode(self, data: Buffer, spec: ChunkSpec) -> bytes:
-        checksum = _crc32c_function()(data)
-        return b"".join((data, checksum.to_bytes(4, "little")))
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
+        payload = as_buffer(data)
+        checksum = _crc32c_function()(payload)
+        return b"".join((payload, checksum.to_bytes(4, "little")))
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
         view = byte_view(data)
         if view.nbytes < 4:
             raise CodecError(f"codec 'crc32c': {view.nbytes} bytes cannot hold a checksum")

@@ -7,24 +7,26 @@ import lzma
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import cast
 
 import numcodecs
 import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
+from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
 from nczarr.zarr.codecs.base import (
     NUMCODECS_PREFIX,
     Codec,
     Kind,
+    as_buffer,
     byte_view,
     decompress_bounded,
     output_limit,
     register,
     too_much_output,
 )
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 
 #: numcodecs ids that transform an array into another array (zarr "filters").
 _ARRAY_ARRAY = frozenset(
@@ -58,11 +60,11 @@ class NumcodecsCodec(Codec):
     Which side of the chain it belongs to follows zarr-python; an id zarr-python does not
     know is treated as bytes->bytes, as Zarr v2 treats every filter."""
 
-    configuration: Mapping[str, Any]
+    configuration: Mapping[str, JSON]
     impl: Numcodec | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_config(cls, name: str, config: Mapping[str, Any]) -> NumcodecsCodec:
+    def from_config(cls, name: str, config: Mapping[str, JSON]) -> NumcodecsCodec:
         codec_id = name.removeprefix(NUMCODECS_PREFIX)
         if config.get("id", codec_id) != codec_id:
             raise CodecError(f"codec {name!r}: configuration names another id {config['id']!r}")
@@ -86,7 +88,7 @@ class NumcodecsCodec(Codec):
             return "array->bytes"
         return "bytes->bytes"
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONObject:
         return dict(self.configuration)
 
     def evolve(self, spec: ChunkSpec) -> NumcodecsCodec:
@@ -106,27 +108,27 @@ class NumcodecsCodec(Codec):
             return replace(spec, shape=(1 + math.ceil(math.prod(spec.shape) / 8),),
                            dtype=np.dtype(np.uint8))
         encoded = self.configuration.get(_ENCODED_DTYPE_PARAMETER.get(self.codec_id, ""))
-        return spec if encoded is None else replace(spec, dtype=np.dtype(encoded))
+        return spec if encoded is None else replace(spec, dtype=np.dtype(cast(str, encoded)))
 
-    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> ChunkData:
         assert self.impl is not None, "a pipeline evolves its codecs"
         if self.kind == "bytes->bytes":
             return byte_view(self.impl.encode(data))
-        encoded = self.impl.encode(data.reshape(-1, order=spec.order))
+        encoded = self.impl.encode(np.asarray(data).reshape(-1, order=spec.order))
         if self.kind == "array->bytes":
             return byte_view(encoded)
         out = self.resolve(spec)
         return _as_array(encoded, out)
 
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int | None = None) -> Any:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> ChunkData:
         assert self.impl is not None, "a pipeline evolves its codecs"
         if self.kind == "bytes->bytes":
-            return byte_view(self._decode_bytes(data, output_limit(spec, max_size)))
+            return byte_view(self._decode_bytes(as_buffer(data), output_limit(spec, max_size)))
         if self.kind == "array->array":
-            data = data.reshape(-1, order=spec.order)
+            data = np.asarray(data).reshape(-1, order=spec.order)
         return _as_array(self.impl.decode(data), spec)
 
-    def _decode_bytes(self, data: Any, limit: int) -> Any:
+    def _decode_bytes(self, data: Buffer, limit: int) -> Buffer:
         """Decode, bounded by ``limit`` where the format allows: bz2 and lzma stream through
         the standard library's decompressors with an output limit; lz4's size header is
         checked first. Other codecs (checksums, which only shrink, and plugins) decode
@@ -150,10 +152,11 @@ class NumcodecsCodec(Codec):
             header = byte_view(data)[:4]
             if header.nbytes == 4 and int.from_bytes(header, "little", signed=True) > limit:
                 raise too_much_output(self.name, limit)
-        return self.impl.decode(data)
+        decoded: Buffer = self.impl.decode(data)
+        return decoded
 
 
-def _as_array(values: Any, spec: ChunkSpec) -> np.ndarray:
+def _as_array(values: ChunkData, spec: ChunkSpec) -> np.ndarray:
     """``values`` (numcodecs returns flat arrays or buffers) as an array of ``spec``."""
     array = np.asarray(values)
     if array.dtype != spec.dtype:

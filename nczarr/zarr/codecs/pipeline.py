@@ -4,25 +4,28 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numcodecs.registry
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec, GetRange, Selector
+from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec, CodecsJSON, GetRange, Selector
 from nczarr.zarr.codecs.base import (
     NUMCODECS_PREFIX,
-    Buffer,
     Codec,
+    as_buffer,
     lookup,
     nbytes,
     raw_nbytes,
+    register,
     registered_names,
 )
 from nczarr.zarr.codecs.numcodecs_ import UNSUPPORTED_OBJECT_CODECS, NumcodecsCodec
 from nczarr.zarr.codecs.serialize import BytesCodec, VLenCodec, dtype_endian
+from nczarr.zarr.codecs.sharding import ShardingCodec
+from nczarr.zarr.jsonvalue import JSON
 
 _VLEN_NAMES = ("vlen-utf8", "vlen-bytes")
 
@@ -40,7 +43,7 @@ class Pipeline:
     specs: tuple[ChunkSpec, ...] = field(repr=False)
     zarr_format: Literal[2, 3]
     #: The normalized metadata the chain was built from; read it with ``to_json()``.
-    json: Any = field(repr=False, compare=False)
+    json: CodecsJSON = field(repr=False, compare=False)
     is_raw: bool = field(init=False)
     #: True when the chain is a bare ``sharding_indexed`` codec, so ``decode_partial`` works.
     partial_decodable: bool = field(init=False)
@@ -54,18 +57,19 @@ class Pipeline:
     #: The most bytes a chunk encodes to (a stored chunk or shard inner chunk larger than
     #: this is corrupt).
     max_encoded_size: int = field(init=False, repr=False)
+    #: The exact number of bytes every chunk encodes to, None when it depends on the data.
+    encoded_size: int | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from nczarr.zarr.codecs.sharding import ShardingCodec  # sharding builds pipelines
-
         self._set_decode_limits()
 
         codec = self.codecs[0]
         partial = len(self.codecs) == 1 and isinstance(codec, ShardingCodec)
         object.__setattr__(self, "partial_decodable", partial)
-        if isinstance(codec, ShardingCodec) and codec.inner is not None:
+        partial_nbytes = None
+        if partial and isinstance(codec, ShardingCodec) and codec.inner is not None:
             partial_nbytes = codec.index_nbytes + raw_nbytes(codec.inner.spec)
-        object.__setattr__(self, "partial_nbytes", partial_nbytes if partial else None)
+        object.__setattr__(self, "partial_nbytes", partial_nbytes)
         dtype = self.spec.dtype
         raw = (
             len(self.codecs) == 1
@@ -98,8 +102,9 @@ class Pipeline:
         object.__setattr__(self, "max_sizes", tuple(max_sizes))
         object.__setattr__(self, "sizes", tuple(sizes))
         object.__setattr__(self, "max_encoded_size", bound)
+        object.__setattr__(self, "encoded_size", size)
 
-    def to_json(self) -> Any:
+    def to_json(self) -> CodecsJSON:
         """The normalized metadata: v3, the ``codecs`` list; v2, ``(filters, compressor)``
         with None for no filters / no compressor. Parameters the input left to the array
         (shuffle element size, blosc typesize, ...) are filled in, as zarr-python does."""
@@ -107,11 +112,12 @@ class Pipeline:
 
     def encode(self, chunk: np.ndarray) -> Buffer:
         """Encode an array of ``spec.shape`` (converted to ``spec.dtype`` when it differs)."""
-        data: Any = np.asarray(chunk)
-        if data.shape != self.spec.shape:
-            raise CodecError(f"chunk has shape {data.shape}, expected {self.spec.shape}")
-        if data.dtype != self.spec.dtype:
-            data = data.astype(self.spec.dtype)
+        array = np.asarray(chunk)
+        if array.shape != self.spec.shape:
+            raise CodecError(f"chunk has shape {array.shape}, expected {self.spec.shape}")
+        if array.dtype != self.spec.dtype:
+            array = array.astype(self.spec.dtype)
+        data: ChunkData = array  # then bytes, after the array->bytes codec
         codec = self.codecs[0]
         try:
             for codec, spec in zip(self.codecs, self.specs, strict=True):
@@ -120,13 +126,13 @@ class Pipeline:
             raise
         except Exception as e:  # numpy and numcodecs raise anything
             raise CodecError(f"codec {codec.name!r}: encoding failed: {e}") from e
-        return data
+        return as_buffer(data)
 
     def decode(self, data: Buffer) -> np.ndarray:
         """Decode stored bytes into an array of ``spec.shape`` and ``spec.dtype``, possibly a
         read-only view of ``data``. Each bytes->bytes step decodes with an output limit and
         must produce the size the next step needs: more or less is a CodecError."""
-        value: Any = data
+        value: ChunkData = data
         codec = self.codecs[-1]
         steps = zip(self.codecs, self.specs, self.max_sizes, self.sizes, strict=True)
         try:
@@ -145,19 +151,16 @@ class Pipeline:
             raise
         except Exception as e:
             raise CodecError(f"codec {codec.name!r}: decoding failed: {e}") from e
-        return value
+        return np.asarray(value)  # the array->bytes codec made it an array
 
     def decode_partial(self, get_range: GetRange, selection: Sequence[Selector]) -> np.ndarray:
         """Part of a stored shard, reading only its index and the inner chunks ``selection``
         touches through ``get_range(offset, length)``; needs ``partial_decodable``.
         ``selection`` has, per axis, a slice or integer indices (orthogonal indexing; every
         axis is kept, so the result has ``spec``'s number of dimensions)."""
-        from nczarr.zarr.codecs.sharding import ShardingCodec
-
-        if not self.partial_decodable:
-            raise CodecError("partial decoding needs a chain of just sharding_indexed")
         codec = self.codecs[0]
-        assert isinstance(codec, ShardingCodec)
+        if not self.partial_decodable or not isinstance(codec, ShardingCodec):
+            raise CodecError("partial decoding needs a chain of just sharding_indexed")
         return codec.decode_partial(get_range, selection, self.spec)
 
 
@@ -169,7 +172,7 @@ def known_codecs(zarr_format: Literal[2, 3] = 3) -> list[str]:
     return sorted(ids | set(_VLEN_NAMES))
 
 
-def pipeline_from_v3(codecs: Sequence[Mapping[str, Any]], spec: ChunkSpec) -> Pipeline:
+def pipeline_from_v3(codecs: object, spec: ChunkSpec) -> Pipeline:
     """The pipeline of a Zarr v3 ``codecs`` list for chunks of ``spec`` (native dtype, C
     order: v3 expresses other orders with ``transpose``)."""
     if spec.order != "C":
@@ -182,8 +185,8 @@ def pipeline_from_v3(codecs: Sequence[Mapping[str, Any]], spec: ChunkSpec) -> Pi
 
 
 def pipeline_from_v2(
-    filters: Sequence[Mapping[str, Any]] | None,
-    compressor: Mapping[str, Any] | None,
+    filters: Sequence[JSON] | None,
+    compressor: JSON,
     spec: ChunkSpec,
 ) -> Pipeline:
     """The pipeline of Zarr v2 ``filters`` and ``compressor``: the chunk is laid out in
@@ -198,7 +201,7 @@ def pipeline_from_v2(
     parsed = filter_codecs + ([_parse_v2(compressor)] if compressor is not None else [])
     chain, specs = _assemble(parsed, spec, implicit_bytes=True)
     entries = [c.to_json(2) for c in chain if not _is_implicit(c)]
-    json: tuple[list[dict[str, Any]] | None, dict[str, Any] | None]
+    json: CodecsJSON
     if compressor is None:
         json = (entries or None, None)
     else:
@@ -206,10 +209,10 @@ def pipeline_from_v2(
     return Pipeline(spec, chain, specs, 2, json)
 
 
-def _parse_v3(entry: Any) -> Codec:
-    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+def _parse_v3(entry: JSON) -> Codec:
+    name = entry.get("name") if isinstance(entry, Mapping) else None
+    if not isinstance(entry, Mapping) or not isinstance(name, str):
         raise CodecError(f"a v3 codec is an object with a string 'name', not {entry!r}")
-    name = entry["name"]
     config = entry.get("configuration") or {}
     if not isinstance(config, Mapping):
         raise CodecError(f"codec {name!r}: configuration must be an object, not {config!r}")
@@ -219,10 +222,10 @@ def _parse_v3(entry: Any) -> Codec:
     return factory(name, config)
 
 
-def _parse_v2(entry: Any) -> Codec:
-    if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+def _parse_v2(entry: JSON) -> Codec:
+    codec_id = entry.get("id") if isinstance(entry, Mapping) else None
+    if not isinstance(entry, Mapping) or not isinstance(codec_id, str):
         raise CodecError(f"a v2 codec is an object with a string 'id', not {entry!r}")
-    codec_id = entry["id"]
     config = {k: v for k, v in entry.items() if k != "id"}
     name = codec_id if codec_id in _VLEN_NAMES else NUMCODECS_PREFIX + codec_id
     factory = lookup(name)
@@ -286,3 +289,11 @@ def _assemble(
             "(bytes, vlen-utf8, vlen-bytes or sharding_indexed), got none"
         )
     return tuple(chain), tuple(specs)
+
+
+def _sharding_codec(name: str, config: Mapping[str, JSON]) -> ShardingCodec:
+    """``sharding_indexed`` with this module's chain builder for its inner chunks and index."""
+    return replace(ShardingCodec.from_config(name, config), build_chain=pipeline_from_v3)
+
+
+register("sharding_indexed", _sharding_codec)

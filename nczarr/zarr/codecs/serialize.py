@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from numcodecs.vlen import VLenBytes, VLenUTF8
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec
-from nczarr.zarr.codecs.base import Buffer, Codec, Kind, byte_view, nbytes, raw_nbytes, register
+from nczarr.zarr.chunkspec import ChunkData, ChunkSpec
+from nczarr.zarr.codecs.base import Codec, Kind, byte_view, nbytes, raw_nbytes, register
+from nczarr.zarr.jsonvalue import JSONObject
 
 _ENDIAN_CODES: dict[str, Literal["<", ">"]] = {"little": "<", "big": ">"}
 #: A chunk of variable-length strings or bytes has no fixed size. So that decoding one stays
@@ -41,7 +42,7 @@ def dtype_endian(dtype: np.dtype) -> Literal["little", "big"] | None:
     if order == "|":
         return None
     if order == "=":
-        return sys.byteorder  # type: ignore[return-value]
+        return sys.byteorder
     return "little" if order == "<" else "big"
 
 
@@ -85,14 +86,14 @@ class BytesCodec(Codec):
     def serialized_bound(self, spec: ChunkSpec) -> int:
         return raw_nbytes(spec)
 
-    def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> memoryview:
         # One vectorised pass converts byte order and layout together; an array already in
         # the stored dtype and layout is not copied at all.
         layout = np.asfortranarray if spec.order == "F" else np.ascontiguousarray
         flat = layout(data, dtype=self.stored_dtype(spec.dtype)).reshape(-1, order=spec.order)
         return byte_view(flat.view(np.uint8))
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         stored = self.stored_dtype(spec.dtype)
         expected = math.prod(spec.shape) * stored.itemsize
         got = nbytes(data)
@@ -123,7 +124,7 @@ class TransposeCodec(Codec):
             raise self.bad_parameter("order", order, "a list of axis numbers")
         object.__setattr__(self, "order", tuple(order))
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONObject:
         return {"order": list(self.order)}
 
     def evolve(self, spec: ChunkSpec) -> TransposeCodec:
@@ -136,11 +137,11 @@ class TransposeCodec(Codec):
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         return replace(spec, shape=tuple(spec.shape[i] for i in self.order))
 
-    def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        return data.transpose(self.order)
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> np.ndarray:
+        return np.asarray(data).transpose(self.order)
 
-    def decode(self, data: np.ndarray, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
-        return data.transpose(np.argsort(self.order))
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
+        return np.asarray(data).transpose(np.argsort(self.order))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,7 +153,7 @@ class VLenCodec(Codec):
 
     KIND: ClassVar[Kind] = "array->bytes"
     # numcodecs' Cython implementation, the layout zarr-python uses; stateless.
-    _IMPLEMENTATIONS: ClassVar[dict[str, Any]] = {
+    _IMPLEMENTATIONS: ClassVar[dict[str, VLenUTF8 | VLenBytes]] = {
         "vlen-utf8": VLenUTF8(),
         "vlen-bytes": VLenBytes(),
     }
@@ -169,7 +170,7 @@ class VLenCodec(Codec):
     def serialized_bound(self, spec: ChunkSpec) -> int:
         return 4 + math.prod(spec.shape) * (4 + VLEN_ITEM_BYTES) + VLEN_CHUNK_BYTES
 
-    def encode(self, data: np.ndarray, spec: ChunkSpec) -> memoryview:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> memoryview:
         flat = np.asarray(data, dtype=object).reshape(-1, order=spec.order)
         if not flat.flags.writeable:  # numcodecs' typed memoryviews refuse read-only arrays
             flat = flat.copy()
@@ -182,7 +183,7 @@ class VLenCodec(Codec):
             )
         return encoded
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         expected = math.prod(spec.shape)
         view = byte_view(data)
         # numcodecs allocates as many items as the header counts before reading them
@@ -192,7 +193,7 @@ class VLenCodec(Codec):
                 f"codec {self.name!r}: decoded chunk has {count} items, expected {expected} "
                 f"(shape {spec.shape})"
             )
-        items = self._IMPLEMENTATIONS[self.name].decode(data)
+        items: np.ndarray = self._IMPLEMENTATIONS[self.name].decode(data)
         return items.reshape(spec.shape, order=spec.order)
 
 

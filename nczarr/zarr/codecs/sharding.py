@@ -6,32 +6,32 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
 from nczarr.errors import CodecError
-from nczarr.zarr.chunkspec import ChunkSpec, GetRange, Selector
-from nczarr.zarr.codecs.base import (
-    Buffer,
-    Codec,
-    Kind,
-    byte_view,
-    chunk_is_fill,
-    nbytes,
-    register,
-)
-from nczarr.zarr.codecs.pipeline import Pipeline, pipeline_from_v3
+from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec, CodecPipeline, CodecsJSON, GetRange, Selector
+from nczarr.zarr.codecs.base import Codec, Kind, byte_view, chunk_is_fill, nbytes
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 
 #: Offset and length of an inner chunk that is not stored (entirely the fill value).
 EMPTY = 2**64 - 1
 #: Byte offsets past this cannot be read (a signed 64-bit file offset).
 _MAX_OFFSET = 2**63 - 1
-_DEFAULT_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}},)
-_DEFAULT_INDEX_CODECS = (
+_DEFAULT_CODECS: tuple[JSON, ...] = ({"name": "bytes", "configuration": {"endian": "little"}},)
+_DEFAULT_INDEX_CODECS: tuple[JSON, ...] = (
     {"name": "bytes", "configuration": {"endian": "little"}},
     {"name": "crc32c"},
 )
+
+
+class ChainFactory(Protocol):
+    """Builds the chain of a v3 ``codecs`` list for chunks of ``spec``: the pipeline module
+    hands its ``pipeline_from_v3`` to the codec when it registers it, so sharding does not
+    import the module that builds it."""
+
+    def __call__(self, codecs: object, spec: ChunkSpec) -> CodecPipeline: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,11 +47,13 @@ class ShardingCodec(Codec):
 
     name: str = "sharding_indexed"
     chunk_shape: tuple[int, ...]
-    codecs: Sequence[Any] = _DEFAULT_CODECS
-    index_codecs: Sequence[Any] = _DEFAULT_INDEX_CODECS
+    codecs: Sequence[JSON] = _DEFAULT_CODECS
+    index_codecs: Sequence[JSON] = _DEFAULT_INDEX_CODECS
     index_location: Literal["start", "end"] = "end"
-    inner: Pipeline | None = field(default=None, repr=False, compare=False)
-    index: Pipeline | None = field(default=None, repr=False, compare=False)
+    #: Builds the inner and index chains; set by the registry's factory (see ChainFactory).
+    build_chain: ChainFactory | None = field(default=None, repr=False, compare=False)
+    inner: CodecPipeline | None = field(default=None, repr=False, compare=False)
+    index: CodecPipeline | None = field(default=None, repr=False, compare=False)
     #: Size of the encoded index (the index codecs add a fixed number of bytes).
     index_nbytes: int = field(default=0, repr=False, compare=False)
 
@@ -67,7 +69,7 @@ class ShardingCodec(Codec):
         if self.index_location not in ("start", "end"):
             raise self.bad_parameter("index_location", self.index_location, '"start" or "end"')
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONObject:
         return {
             "chunk_shape": list(self.chunk_shape),
             "codecs": list(self.codecs),
@@ -82,25 +84,26 @@ class ShardingCodec(Codec):
             raise self.bad_parameter(
                 "chunk_shape", list(self.chunk_shape), f"a shape dividing the shard {spec.shape}"
             )
-        inner = pipeline_from_v3(
+        if self.build_chain is None:
+            raise CodecError(f"codec {self.name!r}: built without a chain factory (use the registry)")
+        inner = self.build_chain(
             self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value)
         )
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape, strict=True))
-        index = pipeline_from_v3(
+        index = self.build_chain(
             self.index_codecs, ChunkSpec((*grid, 2), np.dtype(np.uint64), EMPTY)
         )
-        overheads = [c.OVERHEAD for c in index.codecs]
-        if None in overheads:
+        if index.encoded_size is None:
             raise self.bad_parameter(
                 "index_codecs", self.index_codecs, "codecs of fixed size (bytes, crc32c, ...)"
             )
         return replace(
             self,
-            codecs=inner.to_json(),
-            index_codecs=index.to_json(),
+            codecs=_as_list(inner.to_json()),
+            index_codecs=_as_list(index.to_json()),
             inner=inner,
             index=index,
-            index_nbytes=16 * math.prod(grid) + sum(overheads),  # type: ignore[arg-type]
+            index_nbytes=index.encoded_size,
         )
 
     def serialized_bound(self, spec: ChunkSpec) -> int:
@@ -117,13 +120,14 @@ class ShardingCodec(Codec):
             for coords in np.ndindex(*grid)
         ]
 
-    def encode(self, data: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         assert self.inner is not None and self.index is not None, "evolved by the pipeline"
         table = np.full((*self.index.spec.shape[:-1], 2), EMPTY, dtype=np.uint64)
         parts: list[Buffer] = []
         offset = self.index_nbytes if self.index_location == "start" else 0
+        array = np.asarray(data)
         for coords, region in self._regions():
-            piece = data[region]
+            piece = array[region]
             if chunk_is_fill(piece, spec.fill_value):
                 continue
             encoded = self.inner.encode(piece)
@@ -141,7 +145,7 @@ class ShardingCodec(Codec):
             parts.append(index)
         return b"".join(parts)
 
-    def decode(self, data: Buffer, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> np.ndarray:
         view = byte_view(data)
 
         def get_range(offset: int, length: int | None) -> memoryview:
@@ -239,7 +243,7 @@ def _count(selector: slice | np.ndarray) -> int:
     return selector.size
 
 
-def _indexer(selectors: list[slice | np.ndarray]) -> Any:
+def _indexer(selectors: list[slice | np.ndarray]) -> tuple[slice | np.ndarray, ...]:
     """Orthogonal indexing: basic when every axis is a slice, else an open mesh."""
     if all(isinstance(s, slice) for s in selectors):
         return tuple(selectors)
@@ -247,4 +251,7 @@ def _indexer(selectors: list[slice | np.ndarray]) -> Any:
                     for s in selectors))
 
 
-register("sharding_indexed", ShardingCodec.from_config)
+def _as_list(codecs: CodecsJSON) -> list[JSONObject]:
+    """A v3 pipeline's normalized ``codecs`` list."""
+    assert isinstance(codecs, list), "a v3 pipeline's JSON is its codecs list"
+    return codecs

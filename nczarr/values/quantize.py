@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nczarr.api.maskscale import default_fillvals
 from nczarr.errors import ArgumentError, DatasetStateError
+from nczarr.values.indexing import Selector
+from nczarr.values.types import default_fillvals
 
 __all__ = [
     "QUANTIZE_ATTRIBUTES",
@@ -20,6 +21,7 @@ __all__ = [
     "check_quantize",
     "granular_bitround",
     "quantize",
+    "quantize_write",
 ]
 
 QUANTIZE_ATTRIBUTES: dict[str, str] = {
@@ -80,9 +82,7 @@ def _bits_and_targets(
     """The layout, a native copy of ``data`` and where the values are to be quantized."""
     layout = _Layout(data.dtype)
     values = np.array(data, layout.float)  # a native-order copy
-    if fill_value is None:
-        fill_value = default_fillvals[layout.float.str[1:]]
-    fill = layout.float.type(fill_value)
+    fill = layout.float.type(default_fillvals[layout.float.str[1:]] if fill_value is None else fill_value)
     with np.errstate(invalid="ignore"):
         targets = (values != fill) & (values != 0) & ~np.isnan(values)
     return layout, values, targets
@@ -156,3 +156,14 @@ def quantize(data: np.ndarray, nsd: int, mode: str, fill_value: float | None = N
     """``data`` (float32 or float64, any byte order) quantized as netcdf-c does with
     ``mode``; values equal to ``fill_value`` (default: the type's default fill) are kept."""
     return _MODES[mode](np.asarray(data), nsd, fill_value)
+
+
+def quantize_write(
+    values: np.ndarray, selection: tuple[Selector, ...], nsd: int, mode: str, fill_value: float | None = None
+) -> np.ndarray:
+    """The ``values`` of a write to ``selection`` (the engine's per-axis selectors) quantized
+    as netcdf-c does: it counts positions in storage order (BitGroom alternates between even
+    and odd ones), so axes written in reverse are quantized in that order."""
+    kept = [s for s in selection if not isinstance(s, int)]
+    flip = tuple(slice(None, None, -1) if isinstance(s, slice) and (s.step or 1) < 0 else slice(None) for s in kept)
+    return quantize(values[flip], nsd, mode, fill_value)[flip]

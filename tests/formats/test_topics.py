@@ -8,33 +8,38 @@ import math
 
 import pytest
 
-from nczarr.formats import common as c
-from nczarr.formats.base import FormatError
+from nczarr.errors import FormatError
+from nczarr.formats.attributes import infer_attribute, values_from_json, values_to_json
+from nczarr.formats.codecs import storage_from_chain
+from nczarr.formats.dialect import dumps, loads
+from nczarr.formats.typecodes import parse_type_code, parse_v2_typestr, type_code, v2_typestr
 from nczarr.model import AtomicType as T
+from nczarr.values.storage import netcdf_chunks
+from nczarr.values.types import float32
 
 
 def test_dumps_follows_netcdf_c_dialect() -> None:
     """§1.4: ", " between members, "," between items, raw UTF-8, no newline."""
     doc = {"a": [1, 2, {"b": None}], "ätt": "café ☃", "t": True, "q": 'say "hi"\n'}
-    text = c.dumps(doc)
+    text = dumps(doc)
     assert text == '{"a": [1,2,{"b": null}], "ätt": "café ☃", "t": true, "q": "say \\"hi\\"\\n"}'.encode()
     assert json.loads(text) == doc
 
 
 def test_dumps_floats_exact_or_g() -> None:
     values = [3.141592653589793, 1e300, 1.0, -1.0, 1e-5]
-    assert c.dumps(values) == b"[3.141592653589793,1e+300,1.0,-1.0,1e-05]"
-    assert c.dumps(values, byte_compatible=True) == b"[3.14159,1e+300,1,-1,1e-05]"
-    assert c.dumps([math.nan, math.inf, -math.inf]) == b'["NaN","Infinity","-Infinity"]'
+    assert dumps(values) == b"[3.141592653589793,1e+300,1.0,-1.0,1e-05]"
+    assert dumps(values, byte_compatible=True) == b"[3.14159,1e+300,1,-1,1e-05]"
+    assert dumps([math.nan, math.inf, -math.inf]) == b'["NaN","Infinity","-Infinity"]'
 
 
 def test_dumps_control_characters() -> None:
     """netcdf-c writes them raw (strict parsers reject that); by default they are escaped."""
-    assert c.dumps("a\x01b") == b'"a\\u0001b"'
-    assert c.dumps("a\x01b", byte_compatible=True) == b'"a\x01b"'
-    assert c.loads(b'"a\x01b"', "k") == "a\x01b"
+    assert dumps("a\x01b") == b'"a\\u0001b"'
+    assert dumps("a\x01b", byte_compatible=True) == b'"a\x01b"'
+    assert loads(b'"a\x01b"', "k") == "a\x01b"
     with pytest.raises(FormatError, match="^k: not valid JSON"):
-        c.loads(b"{", "k")
+        loads(b"{", "k")
 
 
 @pytest.mark.parametrize(
@@ -59,43 +64,43 @@ def test_dumps_control_characters() -> None:
 )
 def test_inference_as_netcdf_c(data: object, type: T, values: object) -> None:
     """§2.10.4, on the first element of a list."""
-    assert c.infer_attribute(data) == (type, values)
+    assert infer_attribute(data) == (type, values)
 
 
 def test_inference_out_of_range_fails_as_netcdf_c() -> None:
     with pytest.raises(FormatError, match="does not fit int"):
-        c.infer_attribute([1, 1e300])
+        infer_attribute([1, 1e300])
 
 
 def test_values_from_json() -> None:
-    assert c.values_from_json(T.SHORT, [2.7, -2.7, True], "k") == [2, -2, 1]
-    assert c.values_from_json(T.FLOAT, ["NaN", "-Infinity", "infinityf", 3.14159], "k")[1:] == [
+    assert values_from_json(T.SHORT, [2.7, -2.7, True], "k") == [2, -2, 1]
+    assert values_from_json(T.FLOAT, ["NaN", "-Infinity", "infinityf", 3.14159], "k")[1:] == [
         -math.inf,
         math.inf,
         3.14159,
     ]
-    assert c.values_from_json(T.CHAR, [1, 2, 3], "k") == "[1,2,3]"
-    assert c.values_from_json(T.STRING, "one", "k") == ["one"]
+    assert values_from_json(T.CHAR, [1, 2, 3], "k") == "[1,2,3]"
+    assert values_from_json(T.STRING, "one", "k") == ["one"]
     with pytest.raises(FormatError, match="^g/.zattrs: attribute 'a': 70000 does not fit short$"):
-        c.values_from_json(T.SHORT, 70000, "g/.zattrs: attribute 'a'")
+        values_from_json(T.SHORT, 70000, "g/.zattrs: attribute 'a'")
     with pytest.raises(FormatError, match="is not a double value"):
-        c.values_from_json(T.DOUBLE, "1.5", "k")
+        values_from_json(T.DOUBLE, "1.5", "k")
     with pytest.raises(FormatError, match="is not a string value"):
-        c.values_from_json(T.STRING, [1], "k")
+        values_from_json(T.STRING, [1], "k")
 
 
 def test_values_to_json() -> None:
-    assert c.values_to_json(T.FLOAT, [0.1]) == 0.1
-    assert c.values_to_json(T.DOUBLE, [math.nan, -math.inf]) == ["NaN", "-Infinity"]
-    assert c.values_to_json(T.INT, []) == []
-    assert c.values_to_json(T.STRING, ["a"]) == "a"
-    assert c.values_to_json(T.CHAR, "") == ""
+    assert values_to_json(T.FLOAT, [0.1]) == 0.1
+    assert values_to_json(T.DOUBLE, [math.nan, -math.inf]) == ["NaN", "-Infinity"]
+    assert values_to_json(T.INT, []) == []
+    assert values_to_json(T.STRING, ["a"]) == "a"
+    assert values_to_json(T.CHAR, "") == ""
 
 
 def test_float32_is_the_shortest_decimal() -> None:
-    assert c.float32(0.10000000149011612) == 0.1
-    assert c.float32(1 / 3) == 0.33333334
-    assert math.isnan(c.float32(math.nan))
+    assert float32(0.10000000149011612) == 0.1
+    assert float32(1 / 3) == 0.33333334
+    assert math.isnan(float32(math.nan))
 
 
 @pytest.mark.parametrize(
@@ -113,24 +118,24 @@ def test_float32_is_the_shortest_decimal() -> None:
 )
 def test_parse_v2_typestr(text: str, type: T, strlen: int) -> None:
     """§2.8.2."""
-    assert c.parse_v2_typestr(text, "k") == (type, strlen)
+    assert parse_v2_typestr(text, "k") == (type, strlen)
 
 
 @pytest.mark.parametrize("text", ["<U3", "|O", "|b1", "<f2", 5])
 def test_parse_v2_typestr_rejects(text: object) -> None:
     with pytest.raises(FormatError, match="^v/.zarray: data type .* has no netCDF type$"):
-        c.parse_v2_typestr(text, "v/.zarray")
+        parse_v2_typestr(text, "v/.zarray")
 
 
 def test_type_codes() -> None:
-    assert [c.v2_typestr(t) for t in (T.BYTE, T.CHAR, T.STRING)] == ["<i1", ">S1", "|S128"]
-    assert c.v2_typestr(T.INT, "big") == ">i4"
-    assert [c.type_code(t, zarr_format=3) for t in (T.FLOAT, T.CHAR, T.UINT64)] == [
+    assert [v2_typestr(t) for t in (T.BYTE, T.CHAR, T.STRING)] == ["<i1", ">S1", "|S128"]
+    assert v2_typestr(T.INT, "big") == ">i4"
+    assert [type_code(t, zarr_format=3) for t in (T.FLOAT, T.CHAR, T.UINT64)] == [
         "float32",
         "char",
         "uint64",
     ]
-    assert [c.parse_type_code(code, "k") for code in ("4", "2", "float32", "string", "|J0", ">i2")] == [
+    assert [parse_type_code(code, "k") for code in ("4", "2", "float32", "string", "|J0", ">i2")] == [
         T.INT,
         T.CHAR,
         T.FLOAT,
@@ -156,12 +161,12 @@ def test_type_codes() -> None:
 )
 def test_netcdf_default_chunks(sizes: tuple, unlimited: tuple, itemsize: int, chunks: tuple) -> None:
     """§2.11.2 examples."""
-    assert c.netcdf_chunks(sizes, unlimited, itemsize) == chunks
+    assert netcdf_chunks(sizes, unlimited, itemsize) == chunks
 
 
 def test_storage_from_chain() -> None:
     chain = [{"id": "shuffle", "elementsize": 0}, {"id": "zlib", "level": 4}, {"id": "fletcher32"}]
-    storage = c.storage_from_chain(chain, (3,), "native", True, None)
+    storage = storage_from_chain(chain, (3,), "native", True, None)
     assert (storage.shuffle, storage.compression, storage.complevel, storage.fletcher32) == (
         True,
         "zlib",
@@ -172,7 +177,7 @@ def test_storage_from_chain() -> None:
         {"name": "bytes"},
         {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "bitshuffle"}},
     ]
-    storage = c.storage_from_chain(v3, (3,), "big", False, None)
+    storage = storage_from_chain(v3, (3,), "big", False, None)
     assert (storage.compression, storage.complevel, storage.blosc_shuffle, storage.endian, storage.fill) == (
         "blosc_zstd",
         5,

@@ -7,8 +7,8 @@ import netCDF4
 import numpy as np
 import pytest
 
-from nczarr.api.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize
 from nczarr.errors import ArgumentError, DatasetStateError
+from nczarr.values.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize
 
 DEFAULT_FILL = 9.969209968386869e36
 
@@ -84,9 +84,8 @@ def test_quantize_positions_count_within_the_write_and_keep_byte_order(tmp_path)
 
 @pytest.mark.parametrize("mode", ["bitgroom", "Bad", ""])
 def test_bad_mode_error_matches_netcdf4(mode, tmp_path) -> None:
-    with netCDF4.Dataset(tmp_path / "q.nc", "w") as ds:
-        with pytest.raises(ValueError) as expected:
-            ds.createVariable("v", "f4", (), significant_digits=2, quantize_mode=mode)
+    with netCDF4.Dataset(tmp_path / "q.nc", "w") as ds, pytest.raises(ValueError) as expected:
+        ds.createVariable("v", "f4", (), significant_digits=2, quantize_mode=mode)
     with pytest.raises(ArgumentError) as actual:
         check_quantize(mode, 2, np.dtype("f4"))
     assert str(actual.value) == str(expected.value)

@@ -54,10 +54,10 @@ class Normalised:
     scalar: bool  # the variable has no dimensions (netCDF4 treats it as shape (1,))
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: object) -> bool:
     """Whether ``int(value) == value`` holds."""
     try:
-        return bool(int(value) == value)
+        return bool(int(value) == value)  # type: ignore[call-overload]
     except Exception:
         return False
 
@@ -70,7 +70,7 @@ def _entries(key: Any) -> list[Any]:
         return [key]
     if type(key) in (int, slice) or key is Ellipsis or not np.iterable(key):
         return [key]
-    if all(_is_int(e) for e in key):
+    if all(is_int(e) for e in key):
         return [key]
     return list(key)
 
@@ -139,7 +139,7 @@ def _as_slice(a: np.ndarray, use_get_vars: bool) -> Selector:
 
 
 def normalise(
-    key: Any,
+    key: object,
     shape: tuple[int, ...],
     unlimited: Sequence[bool] = (),
     data_shape: tuple[int, ...] | None = None,
@@ -200,6 +200,8 @@ def normalise(
                 if e.stop is not None and e.stop > n:
                     length = e.stop
                 elif e.stop is None and data_shape != ():
+                    if data_shape is None:
+                        raise SelectionError("shape of data does not conform to slice")
                     try:
                         length = data_shape[i] if e.start is None else e.start + data_shape[i]
                     except (IndexError, TypeError):
@@ -322,7 +324,7 @@ def _simple_key(key: Any, shape: tuple[int, ...], unlimited: Sequence[bool]) -> 
     return Key(tuple(selection), tuple(out), tuple(grown), tuple(counts))
 
 
-def read_key(key: Any, shape: tuple[int, ...]) -> Key:
+def read_key(key: object, shape: tuple[int, ...]) -> Key:
     """Resolve ``key`` for reading a variable of ``shape`` (netCDF4's errors and messages)."""
     simple = _simple_key(key, shape, ())
     if simple is not None:
@@ -342,7 +344,7 @@ def read_key(key: Any, shape: tuple[int, ...]) -> Key:
 
 
 def write_key(
-    key: Any, shape: tuple[int, ...], unlimited: Sequence[bool], data_shape: tuple[int, ...]
+    key: object, shape: tuple[int, ...], unlimited: Sequence[bool], data_shape: tuple[int, ...]
 ) -> Key:
     """Resolve ``key`` for assigning data of ``data_shape`` to a variable of ``shape``:
     the selection, the shape the data must take, and the grown variable shape."""

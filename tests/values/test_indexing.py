@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nczarr.api.indexing import Key, fit_data, read_key, write_key
 from nczarr.errors import NCZarrError, SelectionError
-
+from nczarr.values.indexing import Key, fit_data, read_key, write_key
 
 FILL = -2147483647  # netCDF4's default fill for i4
 READ_SHAPES = [(), (0,), (3,), (4, 3), (2, 0, 3), (3, 2, 4)]
@@ -326,7 +325,7 @@ def test_fit_data_keeps_the_mask():
 
 def test_int_and_slice_keys_take_the_fast_path(monkeypatch):
     """Keys of ints and slices are resolved without numpy (loops call this per element)."""
-    import nczarr.api.indexing as indexing
+    import nczarr.values.indexing as indexing
 
     def boom(*args, **kwargs):
         raise AssertionError("numpy used on the fast path")

@@ -1,10 +1,12 @@
-"""netCDF4-python's automatic conversions between stored and user values.
+"""The value rules: stored netCDF values and what a user reads and writes, as netCDF4-python's
+automatic conversions make them.
 
 Reading: ``_Unsigned`` view, masking (``missing_value``, ``_FillValue`` or the default fill,
 ``valid_range``/``valid_min``/``valid_max``), unpacking with ``scale_factor``/``add_offset``,
 and char arrays to strings for ``S1`` variables with ``_Encoding``. Writing: the reverse
 (strings to chars, ``least_significant_digit`` rounding, packing, filling masked values).
-The rules, including their quirks, are netCDF4-python's; the tests compare with it.
+Also the casts of ``_FillValue`` and ``valid_*`` values to a variable's type. The rules,
+including their quirks, are netCDF4-python's; the tests compare with it.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy import ma
 
-from nczarr.api.strings import chartostring, stringtochar
 from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
@@ -27,37 +28,23 @@ from nczarr.errors import (
     TextEncodeError,
     ValueRangeError,
 )
+from nczarr.values.strings import chartostring, stringtochar
+from nczarr.values.types import default_fillvals
 
 __all__ = [
     "Conversion",
     "cast_fill_value",
     "cast_valid_attribute",
     "decode",
-    "default_fill",
-    "default_fillvals",
     "encode",
     "fill_value_for_get",
     "is_safe_cast",
-    "quantize",
+    "round_to_digit",
+    "strings_in",
+    "vlen_in",
 ]
 
-# netcdf-c's NC_FILL_* constants, keyed by dtype.str[1:] as netCDF4.default_fillvals is.
-default_fillvals: dict[str, Any] = {
-    "S1": "\x00",
-    "i1": -127,
-    "u1": 255,
-    "i2": -32767,
-    "u2": 65535,
-    "i4": -2147483647,
-    "u4": 4294967295,
-    "i8": -9223372036854775806,
-    "u8": 18446744073709551614,
-    "f4": 9.969209968386869e36,
-    "f8": 9.969209968386869e36,
-    "c8": 9.969209968386869e36,
-    "c16": 9.969209968386869e36,
-}
-
+_Value = TypeVar("_Value")
 _BYTE_TYPES = ("i1", "u1")
 _VALID_ATTRIBUTES = ("missing_value", "valid_min", "valid_max", "valid_range")
 #: Attributes that mask with one value (missing_value may hold several, valid_range two).
@@ -65,17 +52,12 @@ _SINGLE_VALUED = ("_FillValue", "valid_min", "valid_max")
 _INVALID_PACKING = "invalid scale_factor or add_offset attribute, no unpacking done..."
 
 
-def default_fill(dtype: np.dtype) -> Any | None:
-    """The library default fill value for ``dtype``, None when the type has none."""
-    return default_fillvals.get(np.dtype(dtype).str[1:])
-
-
 @dataclass
 class Conversion:
     """What a variable's attributes and switches say about its values."""
 
     dtype: np.dtype
-    attributes: Mapping[str, Any]
+    attributes: Mapping[str, object]
     mask: bool = True
     scale: bool = True
     always_mask: bool = True
@@ -104,20 +86,23 @@ class Conversion:
         return isinstance(flag, str) and flag in ("true", "True") and np.dtype(self.dtype).kind == "i"
 
 
-def is_safe_cast(original: Any, cast: Any) -> bool:
-    """Whether ``cast`` holds the same values as ``original`` (NaN equal to NaN)."""
+def is_safe_cast(original: object, cast: object) -> bool:
+    """Whether ``cast`` holds the same values as ``original`` (NaN equal to NaN); False for
+    values without ``all()`` (plain Python numbers), as netCDF4's ``_safecast``."""
+    a: Any = original
+    b: Any = cast
     try:
-        return bool(((original == cast) | (np.isnan(original) & np.isnan(cast))).all())
+        return bool(((a == b) | (np.isnan(a) & np.isnan(b))).all())
     except Exception:
         try:
-            return bool((original == cast).all())  # strings: isnan is undefined
+            return bool((a == b).all())  # strings: isnan is undefined
         except Exception:
             return False
 
 
-def _is_nan(value: Any) -> bool:
+def _is_nan(value: object) -> bool:
     try:
-        return bool(np.isnan(value))
+        return bool(np.isnan(value))  # type: ignore[call-overload]
     except TypeError:
         return False
 
@@ -150,7 +135,7 @@ def _usable_attribute(conversion: Conversion, name: str) -> np.ndarray | None:
     return cast
 
 
-def _packing_is_valid(attributes: Mapping[str, Any]) -> bool:
+def _packing_is_valid(attributes: Mapping[str, object]) -> bool:
     """Whether the packing attributes are single numbers (netCDF4 also takes text that reads
     as a number, such as "NaN", and then fails to multiply by it)."""
     for name in ("scale_factor", "add_offset"):
@@ -161,11 +146,12 @@ def _packing_is_valid(attributes: Mapping[str, Any]) -> bool:
     return True
 
 
-def decode(raw: np.ndarray, conversion: Conversion, *, whole_last_axis: bool) -> Any:
+def decode(raw: np.ndarray, conversion: Conversion, *, whole_last_axis: bool) -> np.ndarray:
     """The user view of stored values ``raw`` (a selection of the variable, in result shape).
 
     ``whole_last_axis``: the selection keeps the variable's last axis with all its elements
-    (only then do ``S1`` variables with ``_Encoding`` come back as strings).
+    (only then do ``S1`` variables with ``_Encoding`` come back as strings). The result is
+    a masked array when masking applies (``numpy.ma.masked`` for a masked scalar).
     """
     attributes = conversion.attributes
     packing_valid = _packing_is_valid(attributes)
@@ -188,8 +174,8 @@ def decode(raw: np.ndarray, conversion: Conversion, *, whole_last_axis: bool) ->
         and whole_last_axis
         and np.ndim(data) > 0
     ):
-        data = chartostring(data, encoding=attributes["_Encoding"])
-    return data
+        data = chartostring(data, encoding=str(attributes["_Encoding"]))
+    return data  # type: ignore[no-any-return]
 
 
 def _masked(data: np.ndarray, conversion: Conversion) -> Any:
@@ -228,7 +214,9 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
     valid_range = _usable_attribute(conversion, "valid_range")
     valid_min = _usable_attribute(conversion, "valid_min")
     valid_max = _usable_attribute(conversion, "valid_max")
-    if valid_range is not None and np.size(conversion.attributes["valid_range"]) == 2:
+    low: np.ndarray | None
+    high: np.ndarray | None
+    if valid_range is not None and valid_range.size == 2:
         low, high = np.array(valid_range[0]), np.array(valid_range[1])
     else:
         low, high = valid_min, valid_max
@@ -262,10 +250,10 @@ def _masked(data: np.ndarray, conversion: Conversion) -> Any:
     return result
 
 
-def _unpacked(data: Any, attributes: Mapping[str, Any]) -> Any:
+def _unpacked(data: Any, attributes: Mapping[str, object]) -> Any:
     has_scale, has_offset = "scale_factor" in attributes, "add_offset" in attributes
-    scale = attributes.get("scale_factor")
-    offset = attributes.get("add_offset")
+    scale: Any = attributes.get("scale_factor")
+    offset: Any = attributes.get("add_offset")
     if has_scale and has_offset:
         if offset != 0.0 or scale != 1.0:
             return data * scale + offset
@@ -278,7 +266,7 @@ def _unpacked(data: Any, attributes: Mapping[str, Any]) -> Any:
 
 
 def encode(
-    data: Any,
+    data: object,
     conversion: Conversion,
     *,
     strlen: int | None,
@@ -293,7 +281,7 @@ def encode(
     dtype = np.dtype(conversion.dtype)
     attributes = conversion.attributes
     if conversion.chartostring and conversion.is_char and "_Encoding" in attributes:
-        data = _chars(data, attributes["_Encoding"], strlen)
+        data = _chars(data, str(attributes["_Encoding"]), strlen)
 
     if isinstance(data, np.generic):
         data = np.asarray(data)  # numpy scalars keep their type, as arrays do
@@ -304,7 +292,7 @@ def encode(
         data = np.array(data, np.float64 if as_float else dtype)
 
     if least_significant_digit is not None:
-        data = quantize(data, least_significant_digit)
+        data = round_to_digit(data, least_significant_digit)
 
     if conversion.scale and not conversion.is_vlen and not conversion.is_enum:
         data = _packed(data, conversion)
@@ -325,7 +313,7 @@ def _chars(data: Any, encoding: str, strlen: int | None) -> Any:
 def _packed(data: np.ndarray, conversion: Conversion) -> np.ndarray:
     """Packing with ``scale_factor``/``add_offset`` and filling of masked values."""
     dtype = np.dtype(conversion.dtype)
-    attributes = conversion.attributes
+    attributes: Mapping[str, Any] = conversion.attributes
     has_scale, has_offset = "scale_factor" in attributes, "add_offset" in attributes
     if has_offset:
         data = data - attributes["add_offset"]
@@ -346,7 +334,7 @@ def _packed(data: np.ndarray, conversion: Conversion) -> np.ndarray:
 
 def _write_fill(conversion: Conversion) -> Any:
     """The value masked positions are written as."""
-    attributes = conversion.attributes
+    attributes: Mapping[str, Any] = conversion.attributes
     if "missing_value" in attributes:
         if np.shape(attributes["missing_value"]) != ():
             raise DatasetStateError(
@@ -359,19 +347,20 @@ def _write_fill(conversion: Conversion) -> Any:
     return default_fillvals[conversion.key]
 
 
-def quantize(data: Any, least_significant_digit: int) -> Any:
+def round_to_digit(data: np.ndarray, least_significant_digit: int) -> np.ndarray:
     """Round ``data`` to a power of two finer than ``10**-least_significant_digit``
-    (``netCDF4.utils._quantize``); masked input keeps its fill value."""
+    (netCDF4's ``least_significant_digit``, ``netCDF4.utils._quantize``); masked input keeps
+    its fill value."""
     exponent = np.log10(10.0 ** -least_significant_digit)
     exponent = int(np.floor(exponent)) if exponent < 0 else int(np.ceil(exponent))
     scale = 2.0 ** np.ceil(np.log2(10.0 ** -exponent))
-    result = np.around(scale * data) / scale
-    if ma.isMA(result):
+    result: np.ndarray = np.around(scale * data) / scale
+    if isinstance(result, ma.MaskedArray) and isinstance(data, ma.MaskedArray):
         result.set_fill_value(data.fill_value)
     return result
 
 
-def cast_valid_attribute(name: str, value: Any, dtype: np.dtype, where: str = "") -> Any:
+def cast_valid_attribute(name: str, value: object, dtype: np.dtype, where: str = "") -> object:
     """``value`` for attribute ``name`` set through attribute syntax on a primitive variable:
     ``missing_value``/``valid_*`` are cast to ``dtype`` when that keeps the values, else kept
     with a warning; other attributes are returned unchanged. A value numpy cannot cast at all
@@ -385,7 +374,7 @@ def cast_valid_attribute(name: str, value: Any, dtype: np.dtype, where: str = ""
     return value
 
 
-def cast_fill_value(value: Any, dtype: np.dtype, where: str) -> np.ndarray:
+def cast_fill_value(value: object, dtype: np.dtype, where: str) -> np.ndarray:
     """``value`` as the one ``_FillValue`` of a variable of ``dtype``, cast as netCDF4 does
     (``numpy.array(value, dtype)``: floats are truncated, text is parsed, char text is cut to
     one byte) with netCDF4's errors, each also an :class:`~nczarr.errors.NCZarrError`.
@@ -404,7 +393,7 @@ def cast_fill_value(value: Any, dtype: np.dtype, where: str) -> np.ndarray:
     return cast
 
 
-def _cast(value: Any, dtype: np.dtype, what: str) -> np.ndarray:
+def _cast(value: object, dtype: np.dtype, what: str) -> np.ndarray:
     """``numpy.array(value, dtype)`` with numpy's errors (netCDF4's) as nczarr errors."""
     try:
         return np.array(value, dtype)
@@ -437,8 +426,8 @@ def _check_kept(number: float | int, cast: np.ndarray, what: str) -> None:
 
 
 def fill_value_for_get(
-    dtype: np.dtype, fill_attribute: Any | None, fill_mode: bool, *, is_primitive: bool = True
-) -> Any | None:
+    dtype: np.dtype, fill_attribute: _Value | None, fill_mode: bool, *, is_primitive: bool = True
+) -> _Value | np.ndarray | None:
     """What ``Variable.get_fill_value()`` returns: None when the variable is not pre-filled,
     else its ``_FillValue`` attribute, else the default as a 0-d array of ``dtype`` (None for
     non-primitive types)."""
@@ -449,3 +438,41 @@ def fill_value_for_get(
     if not is_primitive:
         return None
     return np.array(default_fillvals[np.dtype(dtype).str[1:]], dtype)
+
+
+# -- strings and vlens assigned by the user ----------------------------------------------------
+
+
+def strings_in(data: object) -> np.ndarray:
+    """Data assigned to a string variable as raw values: an object array of ``str`` (bytes
+    decoded as UTF-8), with netCDF4's errors for masked and non-text arrays."""
+    if isinstance(data, np.ma.MaskedArray):
+        raise DataTypeError("masked arrays cannot be assigned to VLEN str variable slices")
+    if isinstance(data, (str, bytes)):
+        return np.array(data if isinstance(data, str) else data.decode(), object)
+    array = np.asarray(data)
+    if array.dtype.kind not in "USO":
+        raise DataTypeError("only numpy string, unicode or object arrays can be assigned to VLEN str var slices")
+    out = np.empty(array.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(array.reshape(-1)):
+        flat[i] = item.decode() if isinstance(item, bytes) else str(item)
+    return out
+
+
+def vlen_in(data: object, dtype: np.dtype) -> np.ndarray:
+    """Data assigned to a vlen variable as raw values: an object array of 1-D arrays of
+    ``dtype`` (an array that is not of objects is one sequence)."""
+    array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
+    if array.dtype != object:
+        single = np.empty((), object)
+        single[()] = array
+        return single
+    out = np.empty(array.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(array.reshape(-1)):
+        item = np.asarray(item)
+        if item.dtype != dtype:
+            raise DataTypeError(f"vlen data must be arrays of {dtype}, got {item.dtype}")
+        flat[i] = item
+    return out

@@ -16,17 +16,16 @@ import numpy as np
 import pytest
 from numpy import ma
 
-from nczarr.api.maskscale import (
+from nczarr.errors import DatasetStateError
+from nczarr.values.rules import (
     Conversion,
     cast_valid_attribute,
     decode,
-    default_fill,
-    default_fillvals,
     encode,
     fill_value_for_get,
-    quantize,
+    round_to_digit,
 )
-from nczarr.errors import DatasetStateError
+from nczarr.values.types import default_fill, default_fillvals
 
 NUMERIC = ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"]
 SIGNED = ["i1", "i2", "i4", "i8"]
@@ -403,9 +402,9 @@ def test_quantize_equals_netcdf4_utils(lsd: int) -> None:
 
     rng = np.random.default_rng(lsd + 10)
     data = rng.normal(0, 1000, 50)
-    np.testing.assert_array_equal(quantize(data, lsd), _quantize(data, lsd), strict=True)
+    np.testing.assert_array_equal(round_to_digit(data, lsd), _quantize(data, lsd), strict=True)
     masked = ma.masked_array(data.astype("f4"), mask=data > 500, fill_value=-1.5)
-    expected, actual = _quantize(masked, lsd), quantize(masked, lsd)
+    expected, actual = _quantize(masked, lsd), round_to_digit(masked, lsd)
     assert actual.fill_value == expected.fill_value
     assert np.array_equal(actual.mask, expected.mask)
     np.testing.assert_array_equal(actual.data, expected.data, strict=True)

@@ -1,8 +1,7 @@
-"""Conversions between string arrays and netCDF character ('S1') arrays, as netCDF4 offers."""
+"""Strings and netCDF character ('S1') arrays, both ways, as netCDF4's ``stringtochar``,
+``chartostring`` and ``stringtoarr`` convert them (public as ``nczarr.stringtochar`` ...)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
@@ -28,6 +27,7 @@ def stringtochar(a: np.ndarray, encoding: str | None = None, n_strlen: int | Non
     if n_strlen is None:
         n_strlen = a.dtype.itemsize
     flat = a.reshape(-1)
+    items: list[bytes]
     if kind == "S":
         if encoding == "ascii":
             a.tobytes().decode("ascii")  # netCDF4 refuses non-ASCII bytes here
@@ -36,7 +36,7 @@ def stringtochar(a: np.ndarray, encoding: str | None = None, n_strlen: int | Non
         codec = "utf-8" if encoding in RAW_ENCODINGS else encoding
         items = [s.encode(codec) for s in flat.tolist()]
     out = np.array([s.ljust(n_strlen, b"\0")[:n_strlen] for s in items], dtype=f"S{max(n_strlen, 1)}")
-    return out.view("S1").reshape(a.shape + (n_strlen,)) if n_strlen else np.zeros(a.shape + (0,), "S1")
+    return out.view("S1").reshape((*a.shape, n_strlen)) if n_strlen else np.zeros((*a.shape, 0), "S1")
 
 
 def chartostring(b: np.ndarray, encoding: str | None = None) -> np.ndarray:
@@ -63,7 +63,7 @@ def chartostring(b: np.ndarray, encoding: str | None = None) -> np.ndarray:
     return np.array(texts, dtype=f"U{n}").reshape(b.shape[:-1])
 
 
-def stringtoarr(string: Any, NUMCHARS: int, dtype: str = "S") -> np.ndarray:
+def stringtoarr(string: str | bytes, NUMCHARS: int, dtype: str = "S") -> np.ndarray:
     """A 1-D 'S1' (or 'U1') array of ``NUMCHARS`` characters holding ``string``, padded
     with empty characters."""
     if dtype not in ("S", "U"):

@@ -55,7 +55,7 @@ def test_create_then_check_succeeds(capsys, dataset, tmp_path):
 
 def test_create_refuses_a_non_empty_store_unless_overwrite(capsys, dataset, tmp_path):
     run(capsys, "zom", "export", str(dataset), "-o", str(tmp_path / "doc.json"))
-    code, out, err = run(capsys, "zom", "create", str(tmp_path / "doc.json"), str(dataset))
+    code, _out, err = run(capsys, "zom", "create", str(tmp_path / "doc.json"), str(dataset))
     assert code == 1 and "is not empty" in err and "Traceback" not in err
     assert run(capsys, "zom", "create", str(tmp_path / "doc.json"), str(dataset), "--overwrite")[0] == 0
     assert DirectoryStore(dataset).exists("sub/a/zarr.json")

@@ -11,7 +11,7 @@ import pytest
 import nczarr
 from nczarr.cli import main
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,22 +1,35 @@
-"""``nczarr gen``: a CDL text made into a dataset, as ``ncgen`` makes a netCDF file of it."""
+"""``nczarr gen`` and ``Dataset.fromcdl``: a CDL text made into a dataset, as ``ncgen`` makes a
+netCDF file of it. The CDL reader (``syntax``) and the writers (``convert``) are siblings that
+do not know each other: this is where they meet."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
+
+import numpy as np
 
 from nczarr.convert.copy import CopyOptions, copy_source
-from nczarr.convert.sources import ArraysSource
-from nczarr.model import validate
+from nczarr.convert.sources import DatasetLocation
+from nczarr.model import Dataset, validate
 from nczarr.model.types import DataModel
 from nczarr.store import read_regular_file
-from nczarr.syntax.cdl import normalize_kind, parse_cdl
+from nczarr.syntax.cdl import parse_cdl
+from nczarr.values.source import ArraysSource, PaddedBlocks
 
-_Target = TypeVar("_Target")
+__all__ = ["generate", "output_path"]
+
+_Target = TypeVar("_Target", bound=DatasetLocation)
 
 
-def generate(cdl_path: str | os.PathLike[str], dst: Any | None = None, *, kind: str | None = None, format: str | None = None) -> str:
+def generate(
+    cdl_path: str | os.PathLike[str],
+    dst: DatasetLocation | None = None,
+    *,
+    kind: str | None = None,
+    format: str | None = None,
+) -> str:
     """Make the dataset a CDL file describes at ``dst`` (a Zarr store, or a netCDF file for a
     ``.nc`` path; default: as ncgen names its output, the CDL file's name with its suffix
     replaced (by ``.zarr``) in the current folder, never a path the text names) and return
@@ -25,13 +38,14 @@ def generate(cdl_path: str | os.PathLike[str], dst: Any | None = None, *, kind: 
     clear error and writes nothing; so does a failure while writing."""
     path = Path(cdl_path)
     parsed = parse_cdl(read_regular_file(path).decode("utf-8", "surrogateescape"), str(path), kind=kind)
-    dst = output_path(path, dst)
-    data_model = parsed.kind or _default_kind(parsed.dataset, dst)
-    source = ArraysSource(parsed.dataset, parsed.storage, parsed.data, data_model)
+    target = output_path(path, dst)
+    data_model = parsed.kind or _default_kind(parsed.dataset, target)
+    data: dict[str, np.ndarray | PaddedBlocks] = dict(parsed.data)
+    source = ArraysSource(parsed.dataset, parsed.storage, data, data_model)
     # a variable without data holds fill values, which a new dataset reads without them
     # being written: a huge one costs nothing
-    copy_source(source, dst, CopyOptions(kind=data_model, format=format, data_variables=tuple(parsed.given)))
-    return os.fspath(dst)
+    copy_source(source, target, CopyOptions(kind=data_model, format=format, data_variables=tuple(parsed.given)))
+    return os.fspath(target) if isinstance(target, (str, os.PathLike)) else str(target)
 
 
 def output_path(cdl_path: str | os.PathLike[str], dst: _Target | None = None) -> _Target | str:
@@ -40,7 +54,7 @@ def output_path(cdl_path: str | os.PathLike[str], dst: _Target | None = None) ->
     return f"{Path(cdl_path).stem}.zarr" if dst is None else dst
 
 
-def _default_kind(dataset: Any, dst: Any) -> str:
+def _default_kind(dataset: Dataset, dst: DatasetLocation) -> str:
     """ncgen writes the classic kind unless the text needs netCDF-4; Zarr is netCDF-4."""
     to_file = isinstance(dst, (str, os.PathLike)) and os.fspath(dst).lower().endswith((".nc", ".cdf"))
     if not to_file:
@@ -49,6 +63,3 @@ def _default_kind(dataset: Any, dst: Any) -> str:
     classic = not any(p.severity == "error" for p in validate(dataset))
     dataset.data_model = DataModel.ENHANCED
     return "NETCDF3_CLASSIC" if classic else "NETCDF4"
-
-
-__all__ = ["generate", "normalize_kind", "output_path"]

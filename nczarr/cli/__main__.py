@@ -1,0 +1,7 @@
+"""``python -m nczarr.cli``: the ``nczarr`` command without its console script."""
+
+import sys
+
+from nczarr.cli import main
+
+sys.exit(main())

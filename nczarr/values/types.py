@@ -1,0 +1,191 @@
+"""netCDF types and numpy dtypes, and the netCDF default fill values: each fact once.
+
+Two views of a type's values exist: as stored (``numpy_dtype``: an explicit byte order,
+``packed`` compounds without padding) and as netCDF4-python shows them (``dtype_of``,
+``value_dtype``: native byte order, C-aligned compounds, ``object`` for strings and vlens).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from nczarr.errors import UnsizedTypeError
+from nczarr.model import (
+    AtomicType,
+    AttributeValue,
+    CompoundType,
+    EnumType,
+    Group,
+    OpaqueType,
+    Resolver,
+    TypeRef,
+    UserType,
+    Variable,
+    VlenType,
+)
+
+#: The numpy type code (no byte order) of each numeric atomic type.
+NUMPY_CODE: dict[AtomicType, str] = {
+    AtomicType.BYTE: "i1",
+    AtomicType.UBYTE: "u1",
+    AtomicType.SHORT: "i2",
+    AtomicType.USHORT: "u2",
+    AtomicType.INT: "i4",
+    AtomicType.UINT: "u4",
+    AtomicType.INT64: "i8",
+    AtomicType.UINT64: "u8",
+    AtomicType.FLOAT: "f4",
+    AtomicType.DOUBLE: "f8",
+}
+_TYPE_OF_CODE = {code: t for t, code in NUMPY_CODE.items()}
+
+#: netCDF's default fill values (netcdf.h's ``NC_FILL_*``) by type: what a variable without
+#: ``_FillValue`` holds where nothing was written (float: the float32 value as a float).
+DEFAULT_FILL: dict[AtomicType, int | float | str] = {
+    AtomicType.BYTE: -127,
+    AtomicType.UBYTE: 255,
+    AtomicType.SHORT: -32767,
+    AtomicType.USHORT: 65535,
+    AtomicType.INT: -2147483647,
+    AtomicType.UINT: 4294967295,
+    AtomicType.INT64: -9223372036854775806,
+    AtomicType.UINT64: 18446744073709551614,
+    AtomicType.FLOAT: float(np.float32(9.9692099683868690e36)),
+    AtomicType.DOUBLE: 9.9692099683868690e36,
+    AtomicType.CHAR: "\x00",
+    AtomicType.STRING: "",
+}
+
+#: The same fills keyed by ``dtype.str[1:]``, in the order and with the complex entries of
+#: ``netCDF4.default_fillvals`` (public as ``nczarr.default_fillvals``).
+default_fillvals: dict[str, int | float | str] = {
+    "S1": DEFAULT_FILL[AtomicType.CHAR],
+    **{code: DEFAULT_FILL[t] for t, code in NUMPY_CODE.items()},
+    "c8": DEFAULT_FILL[AtomicType.DOUBLE],
+    "c16": DEFAULT_FILL[AtomicType.DOUBLE],
+}
+
+
+def default_fill(dtype: np.dtype) -> int | float | str | None:
+    """The netCDF default fill value for values of ``dtype`` (any byte order), None when
+    netCDF has none for it."""
+    return default_fillvals.get(np.dtype(dtype).str[1:])
+
+
+def fill_attribute(variable: Variable) -> AttributeValue | None:
+    """The variable's ``_FillValue`` (one value; char: the text), or None."""
+    found = variable.find_attribute("_FillValue")
+    if found is None:
+        return None
+    values = found.values
+    if isinstance(values, str):
+        return values[:1] or "\x00"
+    return values[0] if values else None
+
+
+def float32(value: float) -> float:
+    """A float attribute value as nczarr holds it: the shortest decimal that denotes the
+    float32 nearest to ``value`` (NaN and infinities kept)."""
+    return float(str(np.float32(value)))
+
+
+def numpy_dtype(type: AtomicType, endian: Literal["little", "big"] | str = "little", strlen: int | None = None) -> np.dtype:
+    """The dtype that holds values of ``type`` as stored: numbers in the given byte order,
+    ``S1`` for char, ``S<strlen>`` for string (``object`` without ``strlen``)."""
+    if type is AtomicType.CHAR:
+        return np.dtype("S1")
+    if type is AtomicType.STRING:
+        return np.dtype(f"S{strlen}") if strlen else np.dtype(object)
+    return np.dtype(NUMPY_CODE[type]).newbyteorder(">" if endian == "big" else "<")
+
+
+def dtype_of(type: AtomicType) -> np.dtype:
+    """The native numpy dtype of an atomic type as netCDF4 shows it (char: ``S1``, string:
+    ``object``)."""
+    if type is AtomicType.CHAR or type is AtomicType.STRING:
+        return numpy_dtype(type)
+    return np.dtype(NUMPY_CODE[type])
+
+
+def atomic_type_of(dtype: np.dtype) -> AtomicType | None:
+    """The numeric atomic type of a numpy dtype in any byte order (``S1``: char), or None."""
+    if dtype.kind == "S" and dtype.itemsize == 1:
+        return AtomicType.CHAR
+    return _TYPE_OF_CODE.get(f"{dtype.kind}{dtype.itemsize}") if dtype.kind in "iuf" else None
+
+
+def value_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = None) -> np.dtype:
+    """The dtype of raw netCDF values of any type as netCDF4 shows them: native numbers,
+    ``S1`` for char, an enum's base, C-aligned compounds, ``V<n>`` for opaque, ``object``
+    for string and vlen."""
+    if isinstance(type, AtomicType):
+        return dtype_of(type)
+    if isinstance(type, EnumType):
+        return value_dtype(_member(type, type.base, resolver), resolver=resolver)
+    if isinstance(type, CompoundType):
+        return compound_dtype(type, resolver=resolver)
+    if isinstance(type, OpaqueType):
+        return np.dtype(f"V{type.size}")
+    return np.dtype(object)
+
+
+def element_dtype(type: VlenType, *, packed: bool, resolver: Resolver | None = None) -> np.dtype:
+    """The dtype of the elements of a vlen type: as netCDF4 shows them, or as stored
+    (``packed``: little-endian, no padding)."""
+    base = _member(type, type.base, resolver)
+    if packed:
+        return packed_dtype(base, resolver=resolver)
+    return value_dtype(base, resolver=resolver)
+
+
+def compound_dtype(
+    type: CompoundType, *, view: bool = False, packed: bool = False, resolver: Resolver | None = None
+) -> np.dtype:
+    """The dtype of a compound type: C-aligned as netCDF4 shows it, or as stored (``packed``:
+    no padding, little-endian); char-array fields as ``S<n>`` when ``view``.
+    UnsizedTypeError when a field's type does not resolve or has no fixed size."""
+    fields: list[tuple[str, np.dtype] | tuple[str, np.dtype, tuple[int, ...]]] = []
+    for f in type.fields:
+        member = _member(type, f.type, resolver, f.name)
+        shape = tuple(f.shape)
+        if member is AtomicType.STRING or isinstance(member, VlenType):
+            raise UnsizedTypeError(f"{type.fqn}: field {f.name!r} of type {f.type} has no fixed size")
+        if packed:
+            dtype = packed_dtype(member, resolver=resolver)
+        elif isinstance(member, CompoundType):
+            dtype = compound_dtype(member, view=view, resolver=resolver)
+        else:
+            dtype = value_dtype(member, resolver=resolver)
+        if member is AtomicType.CHAR and view and shape:
+            dtype, shape = np.dtype(f"S{shape[-1]}"), shape[:-1]
+        fields.append((f.name, dtype, shape) if shape else (f.name, dtype))
+    return np.dtype(fields, align=not packed)
+
+
+def packed_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = None) -> np.dtype:
+    """The dtype of a type's values as stored: little-endian, no padding (``object`` for
+    string and vlen). UnsizedTypeError as :func:`compound_dtype`."""
+    if isinstance(type, AtomicType):
+        return numpy_dtype(type)
+    if isinstance(type, EnumType):
+        return packed_dtype(_member(type, type.base, resolver), resolver=resolver)
+    if isinstance(type, CompoundType):
+        return compound_dtype(type, packed=True, resolver=resolver)
+    if isinstance(type, OpaqueType):
+        return np.dtype(f"V{type.size}")
+    return np.dtype(object)
+
+
+def _member(owner: UserType, ref: TypeRef, resolver: Resolver | None, field: str | None = None) -> AtomicType | UserType:
+    """The type ``ref`` names, seen from the group of ``owner``; UnsizedTypeError when it
+    names none."""
+    if isinstance(ref, AtomicType):
+        return ref
+    scope: Group | None = owner.group
+    found = None if scope is None else (resolver or Resolver()).type(scope, ref)
+    if found is None:
+        what = f"field {field!r} of type {ref}" if field is not None else f"type {ref}"
+        raise UnsizedTypeError(f"{owner.fqn}: {what} does not resolve")
+    return found
