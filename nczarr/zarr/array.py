@@ -365,7 +365,10 @@ class Array(Node[ArrayMetadata]):
         """``write_behind``: chunks are stored in the background (see :class:`ChunkWriter`);
         other readers of the store see them after :meth:`flush`."""
         super().__init__(store, path, metadata, read_only=read_only)
-        self._pipeline = build_pipeline(metadata)
+        try:
+            self._pipeline = build_pipeline(metadata)
+        except CodecError as e:  # an unknown codec, a missing package: say which array
+            raise CodecError(f"array {path or '/'!r}: {e}") from e
         self._prefix = key_prefix(path)
         #: Bytes of one whole decoded chunk (Python ints: no overflow).
         self._chunk_nbytes = math.prod(self.chunks) * self.dtype.itemsize

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numcodecs
+import numcodecs.registry
 import numpy as np
 import pytest
 
@@ -19,6 +22,7 @@ from nczarr.zarr.codecs import (
     ShardingCodec,
     ShuffleCodec,
     chunk_is_fill,
+    compress,
     known_codecs,
     pipeline_from_v2,
     pipeline_from_v3,
@@ -367,6 +371,90 @@ def test_crc32c_mismatch_is_detected() -> None:
         pipeline.decode(bytes(corrupt))
     with pytest.raises(CodecError, match="cannot hold a checksum"):
         pipeline.decode(b"ab")
+
+
+CRC32C_MODULES = {"crc32c": "crc32c", "google-crc32c": "google_crc32c"}
+
+
+def only_crc32c_from(package: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``package`` the only importable CRC-32C implementation (None: no package)."""
+    for other, module in CRC32C_MODULES.items():
+        if other != package:
+            monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
+    compress._crc32c_function.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_crc32c_choice() -> Iterator[None]:
+    """Forget a forced choice once the test's monkeypatch is undone (torn down last)."""
+    yield
+    compress._crc32c_function.cache_clear()
+
+
+def test_every_crc32c_implementation_is_listed() -> None:
+    assert set(compress.CRC32C_IMPLEMENTATIONS) == set(CRC32C_MODULES)
+
+
+@pytest.mark.parametrize("package", list(CRC32C_MODULES))
+def test_crc32c_from_each_package_takes_any_buffer(package: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each implementation, forced, checksums views and arrays (google-crc32c's C function
+    takes bytes only) inside a shard whose index has a crc32c, as zarr-python writes."""
+    only_crc32c_from(package, monkeypatch)
+    function = compress._crc32c_function()
+    for data in (b"123456789", bytearray(b"123456789"), memoryview(b"0123456789")[1:],
+                 np.frombuffer(b"123456789", dtype="u1")):
+        assert function(data) == 0xE3069283
+    data = sample("f4", (8, 6))
+    pipeline = pipeline_from_v3(
+        [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [4, 3], "codecs": [LITTLE, {"name": "crc32c"}],
+            "index_codecs": [LITTLE, {"name": "crc32c"}]}}],
+        spec_of(data))
+    encoded = pipeline.encode(data)
+    for stored in (bytes(encoded), memoryview(bytearray(encoded))):
+        assert np.array_equal(pipeline.decode(stored), data)
+
+
+def test_crc32c_without_a_package_names_the_one_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    only_crc32c_from(None, monkeypatch)
+    spec = ChunkSpec((4,), np.dtype("u1"), 0)
+    with pytest.raises(CodecError, match=r"codec 'crc32c' needs the 'google-crc32c' package.*pip install google-crc32c"):
+        pipeline_from_v3([LITTLE, {"name": "crc32c"}], spec)
+    with pytest.raises(CodecError, match=r"needs the 'google-crc32c' package"):
+        pipeline_from_v2(None, {"id": "crc32c"}, spec)
+
+
+@pytest.mark.parametrize("package", list(CRC32C_MODULES))
+@pytest.mark.parametrize("location", [None, "start", "end"])
+def test_numcodecs_crc32c_reads_and_writes_as_numcodecs(location: str | None, package: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """numcodecs' CRC32C, served here with either package, at either end of the data."""
+    only_crc32c_from(package, monkeypatch)
+    config = {} if location is None else {"location": location}
+    data = sample("i4")
+    theirs = numcodecs.get_codec({"id": "crc32c", **config})
+    for pipeline in (pipeline_from_v2(None, {"id": "crc32c", **config}, spec_of(data)),
+                     pipeline_from_v3([LITTLE, {"name": "numcodecs.crc32c", "configuration": config}],
+                                      spec_of(data))):
+        encoded = bytes(pipeline.encode(data))
+        assert encoded == bytes(theirs.encode(data.tobytes()))
+        assert np.array_equal(pipeline.decode(encoded), data)
+    assert pipeline.to_json() == [LITTLE, {"name": "numcodecs.crc32c", "configuration": config}]
+    with pytest.raises(CodecError, match="invalid location 'middle'"):
+        pipeline_from_v2(None, {"id": "crc32c", "location": "middle"}, spec_of(data))
+
+
+@pytest.mark.parametrize("codec_id", ["zfpy", "pcodec"])
+def test_numcodecs_codec_without_its_package_names_it(codec_id: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(numcodecs.registry.codec_registry, codec_id, raising=False)
+    spec = ChunkSpec((4,), np.dtype("f8"), 0)
+    with pytest.raises(CodecError, match=f"needs the '{codec_id}' package.*pip install {codec_id}"):
+        pipeline_from_v3([{"name": f"numcodecs.{codec_id}", "configuration": {}}], spec)
+    with pytest.raises(CodecError, match=f"pip install {codec_id}"):
+        pipeline_from_v2(None, {"id": codec_id}, spec)
 
 
 # --- size mismatch -----------------------------------------------------------------------

@@ -196,6 +196,14 @@ class Decompressor(Protocol):
     def decompress(self, data: Buffer, max_length: int, /) -> bytes: ...
 
 
+def missing_package(name: str, package: str) -> CodecError:
+    """The error for a codec whose implementation lives in a package that is not installed."""
+    return CodecError(
+        f"codec {name!r} needs the {package!r} package, which is not installed "
+        f"(pip install {package})"
+    )
+
+
 def too_much_output(name: str, max_size: int) -> CodecError:
     """The error for a chunk that decodes to more than the bytes it must produce."""
     return CodecError(

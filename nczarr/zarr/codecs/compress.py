@@ -26,6 +26,7 @@ from nczarr.zarr.codecs.base import (
     as_buffer,
     byte_view,
     decompress_bounded,
+    missing_package,
     output_limit,
     register,
     too_much_output,
@@ -288,26 +289,41 @@ class ShuffleCodec(Codec):
         return byte_view(elements.reshape(-1))
 
 
+def _crc32c_of_crc32c() -> Callable[[Buffer], int]:
+    import crc32c  # optional: takes any contiguous buffer without a copy
+
+    function: Callable[[Buffer], int] = crc32c.crc32c
+    return function
+
+
+def _crc32c_of_google_crc32c() -> Callable[[Buffer], int]:
+    import google_crc32c  # a core dependency (zarr-python's too); its C function takes bytes only
+
+    def value(data: Buffer) -> int:
+        checksum: int = google_crc32c.value(data if isinstance(data, bytes) else bytes(data))
+        return checksum
+
+    return value
+
+
+#: The CRC-32C implementations, by the package that provides them, in order of preference.
+CRC32C_IMPLEMENTATIONS: dict[str, Callable[[], Callable[[Buffer], int]]] = {
+    "crc32c": _crc32c_of_crc32c,
+    "google-crc32c": _crc32c_of_google_crc32c,
+}
+
+
 @functools.cache
 def _crc32c_function() -> Callable[[Buffer], int]:
-    """The fastest CRC-32C available: the ``crc32c`` package, else ``google-crc32c``."""
-    try:
-        import crc32c
-
-        function: Callable[[Buffer], int] = crc32c.crc32c
+    """The first CRC-32C implementation whose package is installed."""
+    for package, load in CRC32C_IMPLEMENTATIONS.items():
+        try:
+            function = load()
+        except ImportError:
+            continue
+        logger.debug("crc32c: using the %s package", package)
         return function
-    except ImportError:
-        pass
-    try:
-        import google_crc32c
-    except ImportError:
-        raise CodecError(
-            "codec 'crc32c' needs the 'crc32c' package (pip install crc32c) "
-            "or 'google-crc32c'"
-        ) from None
-    logger.debug("crc32c package not found; using google_crc32c")
-    fallback: Callable[[Buffer], int] = google_crc32c.value
-    return fallback
+    raise missing_package("crc32c", "google-crc32c")  # the core dependency
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -323,24 +339,50 @@ class Crc32cCodec(Codec):
     def __post_init__(self) -> None:
         _crc32c_function()  # fail when the array is opened, not on the first chunk
 
+    @property
+    def checksum_first(self) -> bool:
+        """Whether the checksum precedes the data (numcodecs' ``location: "start"``)."""
+        return False
+
     def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         payload = as_buffer(data)
-        checksum = _crc32c_function()(payload)
-        return b"".join((payload, checksum.to_bytes(4, "little")))
+        checksum = _crc32c_function()(payload).to_bytes(4, "little")
+        return b"".join((checksum, payload) if self.checksum_first else (payload, checksum))
 
     def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> memoryview:
         view = byte_view(data)
         if view.nbytes < 4:
-            raise CodecError(f"codec 'crc32c': {view.nbytes} bytes cannot hold a checksum")
-        payload = view[:-4]
-        stored = int.from_bytes(view[-4:], "little")
+            raise CodecError(f"codec {self.name!r}: {view.nbytes} bytes cannot hold a checksum")
+        payload, checksum = (view[4:], view[:4]) if self.checksum_first else (view[:-4], view[-4:])
+        stored = int.from_bytes(checksum, "little")
         computed = _crc32c_function()(payload)
         if stored != computed:
             raise CodecError(
-                f"codec 'crc32c': checksum mismatch (stored {stored:#010x}, "
+                f"codec {self.name!r}: checksum mismatch (stored {stored:#010x}, "
                 f"computed {computed:#010x}); the data is corrupt"
             )
         return payload
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumcodecsCrc32cCodec(Crc32cCodec):
+    """``numcodecs.crc32c`` and v2 ``crc32c``: numcodecs' CRC32C, the checksum at the end (as
+    ``crc32c``) or, with ``location: "start"``, before the data. Served here rather than by
+    numcodecs, which offers it only with a CRC-32C package it chooses itself."""
+
+    name: str = "numcodecs.crc32c"
+    location: str | None = None
+
+    OMIT_EMPTY_CONFIGURATION: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if self.location not in (None, "start", "end"):
+            raise self.bad_parameter("location", self.location, '"start" or "end"')
+        super().__post_init__()
+
+    @property
+    def checksum_first(self) -> bool:
+        return self.location == "start"
 
 
 register("zlib", ZlibCodec.from_config)
@@ -353,3 +395,4 @@ register("blosc", BloscCodec.from_config)
 register("numcodecs.blosc", BloscCodec.from_config)
 register("numcodecs.shuffle", ShuffleCodec.from_config)
 register("crc32c", Crc32cCodec.from_config)
+register("numcodecs.crc32c", NumcodecsCrc32cCodec.from_config)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 import numcodecs
+import numcodecs.registry
 import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
@@ -22,6 +23,7 @@ from nczarr.zarr.codecs.base import (
     as_buffer,
     byte_view,
     decompress_bounded,
+    missing_package,
     output_limit,
     register,
     too_much_output,
@@ -37,11 +39,14 @@ _ARRAY_BYTES = frozenset({"pcodec", "zfpy"})
 #: numcodecs object codecs nczarr does not read; vlen-utf8 and vlen-bytes are supported.
 UNSUPPORTED_OBJECT_CODECS = frozenset({"json2", "msgpack2", "pickle", "vlen-array"})
 #: The numcodecs codecs zarr-python 3.1.6 registers as ``numcodecs.<id>`` v3 codecs and this
-#: module serves (zlib, gzip, zstd, blosc and shuffle are implemented in ``compress``).
+#: module serves (zlib, gzip, zstd, blosc, shuffle and crc32c are implemented in ``compress``).
 V3_IDS = (
-    "adler32", "astype", "bitround", "bz2", "crc32", "crc32c", "delta", "fixedscaleoffset",
+    "adler32", "astype", "bitround", "bz2", "crc32", "delta", "fixedscaleoffset",
     "fletcher32", "jenkins_lookup3", "lz4", "lzma", "packbits", "pcodec", "quantize", "zfpy",
 )
+#: The package to install for each numcodecs codec that numcodecs registers only when that
+#: package is there.
+OPTIONAL_PACKAGES = {"pcodec": "pcodec", "zfpy": "zfpy"}
 #: The parameter that takes the array's dtype when the JSON leaves it out (zarr-python's
 #: ``evolve_from_array_spec``; numcodecs itself would reject the missing value).
 _DTYPE_PARAMETER = {
@@ -96,6 +101,9 @@ class NumcodecsCodec(Codec):
         dtype_parameter = _DTYPE_PARAMETER.get(self.codec_id)
         if dtype_parameter is not None and config.get(dtype_parameter) is None:
             config[dtype_parameter] = spec.dtype.str
+        package = OPTIONAL_PACKAGES.get(self.codec_id)
+        if package is not None and self.codec_id not in numcodecs.registry.codec_registry:
+            raise missing_package(self.name, package)
         try:
             impl = numcodecs.get_codec({"id": self.codec_id, **config})
         except Exception as e:  # numcodecs raises ValueError, TypeError, ImportError, ...
