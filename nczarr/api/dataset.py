@@ -55,6 +55,7 @@ from nczarr.model import DataModel
 from nczarr.model import Dataset as ModelDataset
 from nczarr.model import Group as ModelGroup
 from nczarr.model import nodes as model_nodes
+from nczarr.model.resolve import anonymous_dimensions
 from nczarr.store import open_store
 from nczarr.store.base import Store
 from nczarr.store.lock import WriterLock, writer_lock
@@ -208,6 +209,9 @@ class Dataset:
             node = handle._node
             for dimension in node.dimensions:
                 handle._dimensions[dimension.name] = Dimension._for(handle, dimension)
+            if node.parent is None:  # a store's unnamed dimensions, named as netCDF4 lists them
+                for dimension in anonymous_dimensions(node):
+                    handle._dimensions.setdefault(dimension.name, Dimension._for(handle, dimension))
             for user_type in node.types:
                 handle._types[user_type.name] = handle_for(handle, user_type)
             for variable in node.variables:

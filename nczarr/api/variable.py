@@ -51,6 +51,7 @@ from nczarr.model import Dimension as ModelDimension
 from nczarr.model import Group as ModelGroup
 from nczarr.model import Variable as ModelVariable
 from nczarr.model import nodes as model_nodes
+from nczarr.model.resolve import ANONYMOUS_PREFIX
 from nczarr.values import rules
 from nczarr.values.indexing import Key, fit_data, read_key, write_key
 from nczarr.values.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize_write
@@ -329,7 +330,7 @@ class Variable:
         if dims is None:
             group = self._node.group
             dims = [
-                ModelDimension(f"_Anonymous_Dim_{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type, misc]
+                ModelDimension(f"{ANONYMOUS_PREFIX}{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type, misc]
                 for ref in self._node.dimensions
             ]
             self._dims = dims

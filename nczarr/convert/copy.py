@@ -43,6 +43,7 @@ from nczarr.model import (
     validate,
 )
 from nczarr.model import Dataset as ModelDataset
+from nczarr.model.resolve import name_anonymous
 from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
 from nczarr.store import Store, open_store, remove_tree
 from nczarr.store.lock import writer_lock
@@ -155,6 +156,8 @@ def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOpti
         if data_model.startswith("NETCDF3"):
             data_model = "NETCDF4_CLASSIC"  # a Zarr dataset in the classic data model
     _select(tree, options)
+    if to_file:  # a netCDF file names every dimension, as netcdf-c shows pure Zarr's unnamed ones
+        name_anonymous(tree)
     if options.fix_unlimited:
         for group in tree.walk():
             for dimension in group.dimensions:

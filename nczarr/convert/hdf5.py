@@ -566,6 +566,8 @@ class _Writer:
             dtype = self.types[tp.fqn]
             if fill is None and isinstance(tp, CompoundType):
                 fill = np.zeros((), compound_dtype(tp))
+                if fill.dtype.names == ("r", "i") and fill.dtype["r"] == fill.dtype["i"] and fill.dtype["r"].kind == "f":
+                    fill = np.zeros((), f"c{fill.dtype.itemsize}")  # h5py holds such a compound as complex
             elif fill is None and isinstance(tp, EnumType):
                 fill = default_fill(value_dtype(tp))
         if not storage.fill:

@@ -72,31 +72,47 @@ def _json_int(value: JSON) -> int:
 
 
 def infer_attribute(data: JSON) -> tuple[AtomicType, list[AttributeValue] | str]:
-    """An attribute without a types entry, typed as netcdf-c infers it (§2.10.4)."""
-    first = data[0] if isinstance(data, list) and data else data
-    atomic = all(
-        isinstance(v, bool | int | float | str) for v in (data if isinstance(data, list) else [data])
-    )
-    if data == [] or not atomic or (isinstance(first, str) and isinstance(data, list)):
+    """An attribute without a types entry, typed as netcdf-c infers it (§2.10.4) from the first
+    element of a list. Where netcdf-c would fail or wrap around, the attribute stays readable:
+    integers take the smallest type that holds them all, and what no type holds (strings mixed
+    with numbers, integers beyond uint64) is char holding the compact JSON text."""
+    items = data if isinstance(data, list) else [data]
+    first = items[0] if items else None
+    atomic = all(isinstance(v, bool | int | float | str) for v in items)
+    if not items or not atomic or (isinstance(first, str) and isinstance(data, list)):
         return AtomicType.CHAR, compact_json(data)
     if isinstance(first, str):
         return AtomicType.CHAR, first
+    if any(isinstance(v, str) for v in items):
+        return AtomicType.CHAR, compact_json(data)  # netcdf-c 4.10.1 aborts on these
     if isinstance(first, bool):
-        type = AtomicType.UBYTE
+        type: AtomicType | None = AtomicType.UBYTE
     elif isinstance(first, float):
         type = AtomicType.DOUBLE
     else:
-        assert isinstance(first, int)  # every item is a bool, int, float or str
-        type = _integer_type(first)
-    return type, values_from_json(type, data, "inferred attribute")
+        assert isinstance(first, int)  # every item is a bool, int or float
+        integers = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
+        type = _integer_type(min(integers), max(integers)) if len(integers) == len(items) else _integer_type(first)
+    if type is None:
+        return AtomicType.CHAR, compact_json(data)
+    try:
+        return type, values_from_json(type, data, "inferred attribute")
+    except FormatError:  # a later value out of the first one's range
+        return AtomicType.CHAR, compact_json(data)
 
 
-def _integer_type(first: int) -> AtomicType:
-    """The type netcdf-c infers for integers from the first one."""
-    if 0 <= first <= 2**31 - 1 or -(2**31) <= first < 0:
-        return AtomicType.INT
-    if 0 < first <= 2**32 - 1:
-        return AtomicType.UINT
-    if -(2**63) <= first <= 2**63 - 2:
-        return AtomicType.INT64
-    return AtomicType.UINT64
+#: The integer types netcdf-c infers, in order, with the range it gives each (int64 stops
+#: one short of its maximum).
+_INFERRED_INTEGERS = (
+    (AtomicType.INT, -(2**31), 2**31 - 1),
+    (AtomicType.UINT, 0, 2**32 - 1),
+    (AtomicType.INT64, -(2**63), 2**63 - 2),
+    (AtomicType.UINT64, 0, 2**64 - 1),
+)
+
+
+def _integer_type(low: int, high: int | None = None) -> AtomicType | None:
+    """The type netcdf-c infers for an integer (netcdf-c: the first one), or the smallest of
+    its candidates that holds ``low`` to ``high``; None when none does."""
+    high = low if high is None else high
+    return next((t for t, lo, hi in _INFERRED_INTEGERS if lo <= low and high <= hi), None)

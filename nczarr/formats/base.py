@@ -31,6 +31,9 @@ class StoredDataset:
     storage: dict[str, VariableStorage] = field(default_factory=dict)
     arrays: dict[str, ArrayMetadata] = field(default_factory=dict)
     consolidated: bool = False
+    #: Arrays left out of the tree (a data type netCDF lacks), by store path: their documents
+    #: are written back as read, so that other readers still find them.
+    left_out: dict[str, ArrayMetadata] = field(default_factory=dict)
 
 
 class Convention(ABC):

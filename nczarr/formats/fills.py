@@ -12,7 +12,7 @@ import numpy as np
 from nczarr.errors import FormatError
 from nczarr.formats.attributes import values_from_json, values_to_json
 from nczarr.model import AtomicType, AttributeValue, Variable
-from nczarr.values.types import DEFAULT_FILL, float32
+from nczarr.values.types import DEFAULT_FILL, NetcdfView, float32
 from nczarr.zarr.jsonvalue import JSON
 
 
@@ -49,6 +49,8 @@ def fill_to_netcdf(type: AtomicType, fill: object) -> AttributeValue:
     as netCDF's fill value of ``type``."""
     if isinstance(fill, np.void):
         fill = fill.tobytes()
+    elif isinstance(fill, np.datetime64 | np.timedelta64):  # NaT included: their int64
+        fill = int(np.array(fill).view(np.int64))
     elif isinstance(fill, np.generic):
         fill = fill.item()
     if type is AtomicType.CHAR:
@@ -61,6 +63,8 @@ def fill_to_netcdf(type: AtomicType, fill: object) -> AttributeValue:
     if type.is_float:
         assert isinstance(fill, int | float)  # the engine's fill of a float array
         return float(fill)
+    if isinstance(fill, bool):  # a Zarr bool read as ubyte
+        return int(fill)
     return int(fill) if isinstance(fill, float) and math.isfinite(fill) else fill
 
 
@@ -69,6 +73,24 @@ def keep_fill(variable: Variable, type: AtomicType, fill: AttributeValue) -> Non
     is not the netCDF default, so the fill is not lost."""
     if variable.find_attribute("_FillValue") is None and not is_default_fill(type, fill):
         variable.add_attribute("_FillValue", type, fill if type is AtomicType.CHAR else [fill])
+
+
+def add_view_attributes(variable: Variable, view: NetcdfView) -> None:
+    """Give a variable read from a Zarr data type netCDF lacks the attributes its netCDF view
+    adds (CF ``units`` and ``calendar``, ``_FillValue``), where the store gave none."""
+    for name, (type, values) in view.attributes.items():
+        if variable.find_attribute(name) is None:
+            variable.add_attribute(name, type, values)
+
+
+def added_view_attributes(variable: Variable, view: NetcdfView) -> list[str]:
+    """The names of the attributes :func:`add_view_attributes` gives that still hold what it
+    gave (they are not written back: the stored data type says it all)."""
+    return [
+        name
+        for name, (type, values) in view.attributes.items()
+        if (found := variable.find_attribute(name)) is not None and (found.type, found.values) == (type, values)
+    ]
 
 
 _SPECIAL = ("NaN", "Infinity", "-Infinity")

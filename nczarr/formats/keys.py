@@ -6,6 +6,7 @@ Facts are from the reference notes on NCZarr (``nczarr-format.md``); sections ar
 from __future__ import annotations
 
 from nczarr._version import __version__
+from nczarr.model.resolve import ANONYMOUS_PREFIX as ANONYMOUS_PREFIX  # netcdf-c's (§4.2)
 from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA
 
 SUPERBLOCK = "_nczarr_superblock"
@@ -45,8 +46,6 @@ HIDDEN = frozenset(
 )
 #: Reserved names a user attribute may not have (netcdf-c refuses to write them).
 RESERVED = HIDDEN - {"CLASS", "NAME"}
-#: The prefix netcdf-c gives dimensions of arrays that name none (§4.2).
-ANONYMOUS_PREFIX = "_Anonymous_Dim_"
 #: String length when neither ``_nczarr_maxstrlen`` nor ``_nczarr_default_maxstrlen`` says (§2.8.3).
 DEFAULT_STRLEN = 128
 #: What netcdf-c 4.10.1 (the netCDF4 1.7.5 wheel) writes as ``_NCProperties`` (§2.3).

@@ -4,6 +4,9 @@ Dimensions are named by ``dimension_names`` (v3) or the ``_ARRAY_DIMENSIONS`` at
 attributes are plain JSON whose types are inferred on reading as netcdf-c infers them
 (§2.10.4). Reading accepts any Zarr hierarchy without NCZarr keys (xarray, zarr-python,
 netcdf-c's ``mode=zarr``): groups and arrays are found by listing, sorted by name (§4.2).
+Unnamed axes are anonymous dimensions (netcdf-c's ``_Anonymous_Dim_<n>``); a name reused
+with other lengths in one group (an image pyramid) becomes ``<name>_2``, ... (see
+:class:`_GroupDimensions` and docs/format.md).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -23,14 +26,20 @@ from nczarr.formats.chunks import chunks_for, keep_chunk_keys
 from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs, stored_v3_codecs, v3_codecs
 from nczarr.formats.dialect import RootDocuments
 from nczarr.formats.documents import DocumentSource, is_nczarr_v2_root, root_attributes, start_reading
-from nczarr.formats.fills import char_byte, fill_to_netcdf, keep_fill, xarray_fill_json
+from nczarr.formats.fills import (
+    add_view_attributes,
+    added_view_attributes,
+    char_byte,
+    fill_to_netcdf,
+    keep_fill,
+    xarray_fill_json,
+)
 from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
 from nczarr.formats.tree import nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
-from nczarr.formats.typecodes import parse_v2_typestr
-from nczarr.model import AtomicType, Dataset, Group, Resolver, Variable
+from nczarr.model import AtomicType, Dataset, Dimension, Group, Resolver, TypeRef, Variable
 from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
-from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype
+from nczarr.values.types import DEFAULT_FILL, NetcdfView, fill_attribute, netcdf_view, numpy_dtype
 from nczarr.zarr.hierarchy import new_array_metadata
 from nczarr.zarr.metadata import (
     ZARR_JSON,
@@ -98,15 +107,16 @@ class PureZarr(Convention):
         root_node = self._nodes(source, [""])[""]
         if root_node is None or root_node.node_type != "group":
             raise FormatError(f"{store!r}: the root of the store is not a Zarr v{self.zarr_format} group")
-        axes: list[tuple[Variable, list[Any]]] = []
+        axes: list[_Axes] = []
         self._read_group(source, "", dataset, root_node, stored, axes)
-        # dimensions are found by name as arrays are read and a later one may hide an
-        # earlier one, so references are made once all exist
+        # a group's dimensions are named once all its arrays are known, and a later one may
+        # hide an earlier one, so references are made once all exist
+        found = _find_dimensions(axes)
         resolver = Resolver()
-        for variable, dimensions in axes:
-            group = variable.group
+        for array, dimensions in zip(axes, found):
+            group = array.variable.group
             assert group is not None
-            variable.dimensions = [
+            array.variable.dimensions = [
                 d if isinstance(d, int) else reference_of(raw_fqn(d), group, resolver) for d in dimensions
             ]
         return stored
@@ -135,7 +145,7 @@ class PureZarr(Convention):
         group: Group,
         metadata: Any,
         stored: StoredDataset,
-        axes: list[tuple[Variable, list[Any]]],
+        axes: list[_Axes],
     ) -> None:
         """Read the group at ``path`` and every group below it, parents first (with a stack,
         not recursion: a tree may be deeper than Python's recursion limit)."""
@@ -163,11 +173,15 @@ class PureZarr(Convention):
         name: str,
         metadata: ArrayMetadata,
         stored: StoredDataset,
-        axes: list[tuple[Variable, list[Any]]],
+        axes: list[_Axes],
     ) -> None:
         path = join_path(path_of(group.fqn), name)
         where = join_path(path, ZARR_JSON if self.zarr_format == 3 else ZARRAY)
-        type = _netcdf_type(metadata, where)
+        found = _netcdf_type(group, metadata, where)
+        if found is None:
+            stored.left_out[path] = metadata
+            return
+        type, view = found
         attrs = metadata.attributes
         names: Any = metadata.dimension_names if self.zarr_format == 3 else None
         if names is None:
@@ -181,9 +195,10 @@ class PureZarr(Convention):
             )
         variable = group.add_variable(name, type)
         axis_names = [None] * len(shape) if names is None else names
-        axes.append((variable, [_dimension_for(group, n, size, where) for n, size in zip(axis_names, shape)]))
+        axes.append(_Axes(variable, list(axis_names), shape, where))
         read_attributes(variable, attrs, {}, where, type, xarray_fill=self.zarr_format == 3)
-        if self.zarr_format == 2 and metadata.fill_value is not None:
+        add_view_attributes(variable, view)
+        if self.zarr_format == 2 and metadata.fill_value is not None and isinstance(type, AtomicType):
             # xarray's v2 convention: fill_value is the _FillValue (v3 keeps it an attribute)
             keep_fill(variable, type, fill_to_netcdf(type, metadata.fill_value))
         raw: Any
@@ -205,6 +220,8 @@ class PureZarr(Convention):
                 "compressor": metadata.compressor,
             }
             endian = "big" if metadata.dtype.byteorder == ">" else "native"
+        if not view.same_layout:  # codecs the settings cannot name may not fit netCDF's values
+            raw = None
         stored.storage[variable.fqn] = storage_from_chain(
             chain, tuple(metadata.chunk_shape), endian, metadata.fill_value is not None, raw
         )
@@ -215,7 +232,10 @@ class PureZarr(Convention):
     def array_metadata(self, variable: Variable, storage: VariableStorage) -> ArrayMetadata:
         return self._metadata(variable, storage, Resolver())
 
-    def _metadata(self, variable: Variable, storage: VariableStorage, resolver: Resolver) -> ArrayMetadata:
+    def _metadata(
+        self, variable: Variable, storage: VariableStorage, resolver: Resolver, read: ArrayMetadata | None = None
+    ) -> ArrayMetadata:
+        """The metadata of ``variable``'s array (``read``: the metadata it was read with)."""
         type = variable.type
         if not isinstance(type, AtomicType):
             raise FormatError(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
@@ -227,7 +247,7 @@ class PureZarr(Convention):
         fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
             fill = char_byte(str(fill))
-        names = [d.name for d in dimensions]
+        names = _stored_names(variable, dimensions, read, resolver)
         codecs: dict[str, Any] = {}
         stored_v2 = stored_v2_codecs(storage)
         if self.zarr_format == 3:
@@ -263,20 +283,34 @@ class PureZarr(Convention):
             out |= {join_path(path, k): v for k, v in node.documents().items()}
             for variable in group.variables:
                 storage = stored.storage.get(variable.fqn, VariableStorage())
-                metadata = keep_chunk_keys(self._metadata(variable, storage, resolver), stored.arrays.get(variable.fqn))
+                read = stored.arrays.get(variable.fqn)
+                view = None if read is None else netcdf_view(read.data_type)
+                mapped = isinstance(view, NetcdfView) and _is_mapped(variable, read)
+                if mapped:  # a data type netCDF lacks, read as another: kept as stored
+                    assert read is not None
+                    metadata = read
+                else:
+                    metadata = keep_chunk_keys(self._metadata(variable, storage, resolver, read), read)
                 attrs = _attributes(variable)
                 fill = variable.find_attribute("_FillValue")
                 if self.zarr_format == 3 and fill is not None and isinstance(fill.type, AtomicType):
                     attrs["_FillValue"] = xarray_fill_json(fill.type, fill.values, char_as_number=False)
+                if mapped and isinstance(view, NetcdfView):
+                    for name in added_view_attributes(variable, view):
+                        attrs.pop(name, None)
                 if self.zarr_format == 2:
                     # xarray's v2 convention: the fill value is fill_value, not an attribute
                     attrs.pop("_FillValue", None)
                     attrs = {
-                        ARRAY_DIMENSIONS: [d.name for d in variable_dimensions(variable, resolver)],
+                        ARRAY_DIMENSIONS: _stored_names(variable, variable_dimensions(variable, resolver), read, resolver),
                         **attrs,
                     }
                 documents = metadata.with_attributes(attrs).documents()
                 out |= {join_path(join_path(path, variable.name), k): v for k, v in documents.items()}
+        groups = {path_of(group.fqn) for group in stored.dataset.walk()}
+        for path, metadata in stored.left_out.items():
+            if path.rpartition("/")[0] in groups:  # not when its group was renamed or removed
+                out |= {join_path(path, k): v for k, v in metadata.documents().items()}
         return out
 
 
@@ -285,6 +319,40 @@ class PureZarrV2(PureZarr):
 
     name: ClassVar[str] = "ZARR_V2"
     zarr_format: ClassVar[Literal[2, 3]] = 2
+
+
+def _stored_names(
+    variable: Variable, dimensions: list[Dimension], read: ArrayMetadata | None, resolver: Resolver
+) -> list[str]:
+    """The dimension names an array stores: its dimensions' names, except where reading
+    renamed a reused name (``y`` read as ``y_2``, see :class:`_GroupDimensions`): the name
+    the array had stays, so that writing to a store does not rename its arrays' axes."""
+    names = [d.name for d in dimensions]
+    had = None if read is None else _axis_names(read)
+    if had is None or len(had) != len(names) or variable.group is None:
+        return names
+    return [
+        old if isinstance(old, str) and _renames(dimension, old, variable.group, resolver) else dimension.name
+        for dimension, old in zip(dimensions, had)
+    ]
+
+
+def _axis_names(metadata: ArrayMetadata) -> list[object] | None:
+    """The dimension names an array's metadata gives (None: none)."""
+    names: object = metadata.dimension_names
+    if names is None:
+        names = metadata.attributes.get(ARRAY_DIMENSIONS)
+    return list(names) if isinstance(names, list | tuple) else None
+
+
+def _renames(dimension: Dimension, old: str, scope: Group, resolver: Resolver) -> bool:
+    """Whether ``dimension`` is a renaming reading made of the name ``old``: it is named
+    ``<old>_<k>`` and ``old`` names another dimension, of another length, in scope."""
+    suffix = dimension.name.removeprefix(f"{old}_")
+    other = resolver.dimension(scope, old)
+    return (
+        suffix != dimension.name and suffix.isdigit() and other is not None and other.size != dimension.size
+    )
 
 
 def _attributes(owner: Group | Variable) -> dict[str, Any]:
@@ -312,54 +380,137 @@ def _dtype(type: AtomicType, endian: str) -> np.dtype:
     return numpy_dtype(type, endian)
 
 
-def _netcdf_type(metadata: ArrayMetadata, where: str) -> AtomicType:
-    """The netCDF type of an array's data type: strings of every kind are string, one-byte
-    fixed bytes char, booleans ubyte."""
-    data_type = metadata.data_type
-    kind, dtype = data_type.kind, data_type.dtype
-    if kind in ("string", "fixed_unicode"):
-        return AtomicType.STRING
-    if kind == "fixed_bytes":
-        return AtomicType.CHAR if dtype.itemsize == 1 else AtomicType.STRING
-    if kind == "bool":
-        return AtomicType.UBYTE
-    if kind in ("int", "uint", "float"):
-        try:
-            return parse_v2_typestr("<" + dtype.str[1:], where)[0]
-        except FormatError:
-            pass
-    raise FormatError(f"{where}: data type {data_type} has no netCDF type")
+def _is_mapped(variable: Variable, read: ArrayMetadata | None) -> bool:
+    """Whether a variable was read from an array of another data type than nczarr writes
+    for its type (float16, complex, times, bool, fixed-length strings)."""
+    if read is None:
+        return False
+    if not isinstance(variable.type, AtomicType):
+        return True
+    return read.data_type.dtype.newbyteorder("=") != _dtype(variable.type, "native").newbyteorder("=")
 
 
-def _dimension_for(group: Group, name: Any, length: int, where: str) -> Any:
-    """The dimension an array axis names: found in the array's group or the nearest ancestor
-    that has one of that name when the length agrees, else new in the array's group; an axis
-    without a name (or with netcdf-c's anonymous name for its length) is an anonymous
-    dimension, its length.
+def _netcdf_type(group: Group, metadata: ArrayMetadata, where: str) -> tuple[TypeRef, NetcdfView] | None:
+    """The netCDF type of an array's data type (:func:`netcdf_view`), a compound type defined
+    in the root group; None, with a warning naming the array, when netCDF has none (netcdf-c
+    refuses the whole store)."""
+    view = netcdf_view(metadata.data_type)
+    if isinstance(view, str):
+        log.warning("%s: array left out: %s", where, view)
+        return None
+    if view.note is not None:
+        log.log(view.note_level, "%s: %s", where, view.note)
+    if isinstance(view.type, AtomicType):
+        return view.type, view
+    root = group.root
+    if root.find_type(view.type.name) is None:
+        root.add(view.type)
+    return view.type.name, view
 
-    Arrays of one group that name one dimension with different lengths are what a writer
-    killed while growing it leaves (each array has its own document): the dimension is
-    then unlimited and as long as the longest, as in netCDF (netcdf-c refuses the dataset)."""
-    if name is None or name == f"{ANONYMOUS_PREFIX}{length}":
-        return length
-    if not isinstance(name, str) or not name or "/" in name:
-        raise FormatError(f"{where}: dimension name {json.dumps(name)} is not a netCDF name")
-    scope: Group | None = group
-    while scope is not None:
-        found = scope.find_dimension(name)
-        if found is not None:
-            if found.size == length:
-                return found
-            if scope is group:
-                log.log(
-                    logging.DEBUG if found.unlimited else logging.WARNING,
-                    "%s: dimension %r has length %d here and %d elsewhere in %s: reading it as "
-                    "unlimited, of the longest length (a writer was interrupted?)",
-                    where, name, length, found.size, group.fqn,
-                )
-                found.unlimited = True
-                found.size = max(found.size, length)
-                return found
-            break
-        scope = scope.group
-    return group.add_dimension(name, length)
+
+@dataclass
+class _Axes:
+    """The axes of an array as read: its dimension names (None: unnamed) and lengths."""
+
+    variable: Variable
+    names: list[object]
+    shape: tuple[int, ...]
+    where: str
+
+
+def _find_dimensions(arrays: list[_Axes]) -> list[list[Dimension | int]]:
+    """The dimension of each axis of each array (arrays of one group together, parent
+    groups first, as read); an int for an anonymous dimension."""
+    by_group: dict[int, list[_Axes]] = {}
+    for array in arrays:
+        by_group.setdefault(id(array.variable.group), []).append(array)
+    found: dict[int, list[Dimension | int]] = {}
+    for members in by_group.values():
+        namer = _GroupDimensions(members)
+        for array in members:
+            found[id(array)] = [namer.dimension(array, name, length) for name, length in zip(array.names, array.shape)]
+    return [found[id(array)] for array in arrays]
+
+
+class _GroupDimensions:
+    """Names the dimensions of the arrays of one group (docs/format.md, "Reading").
+
+    An axis without a name (or with netcdf-c's anonymous name for its length) is an
+    anonymous dimension. A named one is the group's dimension of that name, else the
+    nearest ancestor's of that name when the length agrees, else new in the group. When
+    arrays of the group give one name several lengths, the first array (by name) keeps the
+    name; each other length becomes a dimension ``<name>_2``, ``<name>_3``, ... (the first
+    suffix no array of the group, no dimension in scope and no array name uses), with a
+    warning: an image pyramid's levels, or arrays that disagree. Except for a dimension with
+    a coordinate variable (an array of its name, of that one dimension): a netCDF dimension,
+    which disagreeing arrays only leave when a writer was killed while growing it; it reads
+    as unlimited, as long as the longest (as in netCDF)."""
+
+    def __init__(self, arrays: list[_Axes]) -> None:
+        group = arrays[0].variable.group
+        assert group is not None
+        self.group = group
+        self.coordinates = {a.variable.name for a in arrays if a.names == [a.variable.name]}
+        self.taken = {n for a in arrays for n in a.names if isinstance(n, str)} | {a.variable.name for a in arrays}
+        self.first: dict[str, str] = {}  # dimension name -> the array that gave its length
+        self.renamed: dict[tuple[str, int], Dimension] = {}
+
+    def dimension(self, array: _Axes, name: object, length: int) -> Dimension | int:
+        if name is None or name == f"{ANONYMOUS_PREFIX}{length}":
+            return length
+        if not isinstance(name, str) or not name or "/" in name:
+            raise FormatError(f"{array.where}: dimension name {json.dumps(name)} is not a netCDF name")
+        group = self.group
+        found = group.find_dimension(name)
+        if found is None:
+            inherited = self._inherited(name, length)
+            if inherited is not None:
+                return inherited
+            self.first[name] = array.where
+            return group.add_dimension(name, length)
+        if found.size == length:
+            return found
+        if name in self.coordinates:
+            log.log(
+                logging.DEBUG if found.unlimited else logging.WARNING,
+                "%s: dimension %r has length %d here and %d elsewhere in %s: reading it as "
+                "unlimited, of the longest length (a writer was interrupted?)",
+                array.where, name, length, found.size, group.fqn,
+            )
+            found.unlimited = True
+            found.size = max(found.size, length)
+            return found
+        other = self.renamed.get((name, length))
+        if other is None:
+            other = self.renamed[name, length] = group.add_dimension(self._fresh(name), length)
+            log.warning(
+                "%s: dimension %r has length %d here and %d in %s: reading it as dimension %r",
+                array.where, name, length, found.size, self.first.get(name, group.fqn), other.name,
+            )
+        return other
+
+    def _inherited(self, name: str, length: int) -> Dimension | None:
+        """The nearest ancestor's dimension of this name when its length agrees."""
+        scope = self.group.group
+        while scope is not None:
+            found = scope.find_dimension(name)
+            if found is not None:
+                return found if found.size == length else None
+            scope = scope.group
+        return None
+
+    def _fresh(self, name: str) -> str:
+        """The first ``<name>_<k>`` (k >= 2) that nothing in the group's scope uses."""
+        k = 2
+        while (candidate := f"{name}_{k}") in self.taken or self._in_scope(candidate):
+            k += 1
+        self.taken.add(candidate)
+        return candidate
+
+    def _in_scope(self, name: str) -> bool:
+        scope: Group | None = self.group
+        while scope is not None:
+            if scope.find_dimension(name) is not None:
+                return True
+            scope = scope.group
+        return False

@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from nczarr.errors import ConcurrentWriteError, FormatError, MissingNodeError, ReadOnlyError
+from nczarr.errors import CodecError, ConcurrentWriteError, FormatError, MissingNodeError, ReadOnlyError
 from nczarr.formats.base import Convention, StoredDataset, path_of
 from nczarr.formats.dialect import RootDocuments
 from nczarr.formats.documents import consolidated_copy
@@ -260,7 +260,10 @@ class Session:
 
     def _define(self, variable: Variable, storage: VariableStorage) -> None:
         self._users.clear()
-        metadata = self.convention.array_metadata(variable, storage)
+        try:
+            metadata = self.convention.array_metadata(variable, storage)
+        except CodecError as error:  # the engine does not know which variable it was building
+            raise CodecError(f"variable {variable.fqn}: {error}") from error
         if storage.chunks is None and variable.dimensions:
             # the chunks the convention chose, as a source tells them (and as read back)
             storage = replace(storage, chunks=tuple(metadata.chunk_shape))

@@ -12,7 +12,6 @@ from nczarr.formats.base import checked_scope
 from nczarr.formats.dialect import compact_json
 from nczarr.formats.fills import xarray_fill_value
 from nczarr.formats.keys import (
-    ANONYMOUS_PREFIX,
     DEFAULT_MAXSTRLEN,
     DEFAULT_STRLEN,
     HIDDEN,
@@ -34,7 +33,8 @@ from nczarr.model import (
     Variable,
     join_fqn,
 )
-from nczarr.model.resolve import shortest_reference
+from nczarr.model.resolve import ANONYMOUS_PREFIX, shortest_reference
+from nczarr.model.resolve import anonymous_dimensions as anonymous_dimensions  # the conventions' import
 from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import MAX_ELEMENTS
 from nczarr.zarr.node import check_node_name
@@ -188,18 +188,6 @@ def variable_dimensions(variable: Variable, resolver: Resolver) -> list[Dimensio
             raise FormatError(f"{variable.fqn}: dimension reference {ref!r} does not resolve")
         dims.append(found)
     return dims
-
-
-def anonymous_dimensions(dataset: Dataset) -> list[Dimension]:
-    """The ``_Anonymous_Dim_<n>`` root dimensions that stand for the tree's anonymous
-    dimensions, in order of first use."""
-    sizes: dict[int, None] = {}
-    for group in dataset.walk():
-        for variable in group.variables:
-            for ref in variable.dimensions:
-                if isinstance(ref, int):
-                    sizes[ref] = None
-    return [Dimension(f"{ANONYMOUS_PREFIX}{n}", n) for n in sizes]
 
 
 def drop_anonymous(dataset: Dataset) -> None:

@@ -12,6 +12,10 @@ from nczarr.model.nodes import Dimension, Group, Node, UserType
 
 _Table = dict[str, Node]
 
+#: How netcdf-c names a dimension that an array (or a tree, by an int reference) does not
+#: name: ``_Anonymous_Dim_<length>``, a dimension of the root group.
+ANONYMOUS_PREFIX = "_Anonymous_Dim_"
+
 
 class Resolver:
     """Resolves references in one tree, indexing each group's names the first time it is
@@ -91,3 +95,36 @@ def shortest_reference(node: Dimension | UserType, scope: Group, resolver: Resol
     finder = resolver or Resolver()
     found = finder.dimension(scope, node.name) if isinstance(node, Dimension) else finder.type(scope, node.name)
     return node.name if found is node else node.fqn
+
+
+def anonymous_dimensions(root: Group) -> list[Dimension]:
+    """The ``_Anonymous_Dim_<n>`` root dimensions that stand for the tree's anonymous
+    dimensions (int references), in order of first use, as netcdf-c shows them."""
+    sizes: dict[int, None] = {}
+    for group in root.walk():
+        for variable in group.variables:
+            for ref in variable.dimensions:
+                if isinstance(ref, int):
+                    sizes[ref] = None
+    return [Dimension(f"{ANONYMOUS_PREFIX}{n}", n) for n in sizes]
+
+
+def name_anonymous(root: Group) -> None:
+    """Give the tree's anonymous dimensions netcdf-c's names, for targets whose dimensions
+    all have names (netCDF files): each int reference becomes a reference to the root
+    dimension ``_Anonymous_Dim_<n>``, added when the root has none of that name (one it has
+    of another length leaves the reference an int, for the target to report)."""
+    named: dict[int, Dimension] = {}
+    for dimension in anonymous_dimensions(root):
+        found = root.find_dimension(dimension.name)
+        if found is None:
+            named[dimension.size] = root.add(dimension)
+        elif found.size == dimension.size and not found.unlimited:
+            named[dimension.size] = found
+    resolver = Resolver()
+    for group in root.walk():
+        for variable in group.variables:
+            variable.dimensions = [
+                shortest_reference(named[ref], group, resolver) if isinstance(ref, int) and ref in named else ref
+                for ref in variable.dimensions
+            ]

@@ -40,7 +40,7 @@ from nczarr.model import (
     Variable,
     VlenType,
 )
-from nczarr.model.resolve import Resolver, shortest_reference
+from nczarr.model.resolve import ANONYMOUS_PREFIX, Resolver, anonymous_dimensions, shortest_reference
 from nczarr.syntax.cdldump_ncml import ncml_lines
 from nczarr.syntax.cdldump_times import TimeAxis, time_axes
 from nczarr.values.blocks import plan_blocks
@@ -229,6 +229,11 @@ class _Dumper:
         self.name = name
         self.tree = source.dataset
         self.resolver = Resolver()
+        # an anonymous dimension (an int reference) shows as netcdf-c's root dimension
+        # _Anonymous_Dim_<n> (unless the root has a dimension of that name already)
+        self.anonymous = {
+            d.size: d for d in anonymous_dimensions(self.tree) if self.tree.find_dimension(d.name) is None
+        }
         self.formats = _Formats.of(options.precision)
         self.out = _Writer(options.line_length)
         self.classic = source.data_model != "NETCDF4"
@@ -281,12 +286,20 @@ class _Dumper:
         return node
 
     def _dim(self, ref: Any, scope: Group) -> Dimension:
+        if isinstance(ref, int):  # anonymous: the root's own dimension of the name, when it has one
+            anonymous = self.anonymous.get(ref)
+            if anonymous is not None:
+                return anonymous
+            ref = f"/{ANONYMOUS_PREFIX}{ref}"
         node = self.resolver.dimension(scope, ref)
         if node is None:
             raise DumpError(f"dimension {ref!r} not found from {scope.fqn}")
         return node
 
     def _dim_name(self, node: Dimension, scope: Group) -> str:
+        if node.parent is None:  # anonymous: a root dimension, hidden by a nearer one of its name
+            plain = self.resolver.dimension(scope, node.name) is None
+            return escape_name(node.name) if plain else "/" + escape_name(node.name)
         plain = shortest_reference(node, scope, self.resolver) == node.name
         return escape_name(node.name) if plain else _fqn(node)
 
@@ -318,9 +331,10 @@ class _Dumper:
             out.raw(f"{ind}types:\n")
             for node in group.types:
                 self._type_decl(node, group, ind)
-        if group.dimensions:
+        dimensions = [*group.dimensions, *(self.anonymous.values() if group is self.tree else ())]
+        if dimensions:
             out.raw(f"{ind}dimensions:\n")
-            for dim in group.dimensions:
+            for dim in dimensions:
                 size = f"UNLIMITED ; // ({dim.size} currently)" if dim.unlimited else f"{dim.size} ;"
                 out.raw(f"{ind}\t{escape_name(dim.name)} = {size}\n")
         if self.time_separator is not None:

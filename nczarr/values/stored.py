@@ -54,6 +54,8 @@ def stored_to_raw(
     if type is AtomicType.STRING:
         return _strings(stored, encoding)
     if isinstance(type, CompoundType):
+        if stored.dtype.kind == "c":  # a Zarr complex read as netCDF4's complex compound
+            stored = stored.astype(stored.dtype.newbyteorder("<"))
         if stored.dtype.fields is None:
             stored = stored.view(compound_dtype(type, packed=True, resolver=resolver))
         return stored.astype(dtype)
@@ -88,6 +90,8 @@ def raw_to_stored(
         return values
     if isinstance(type, CompoundType):
         out = values.astype(compound_dtype(type, packed=True, resolver=resolver))
+        if stored_dtype.kind == "c":  # packed records are little-endian
+            return out.view(stored_dtype.newbyteorder("<"))
         return out if stored_dtype.fields is not None else out.view(stored_dtype)
     if isinstance(type, VlenType):
         base = element_dtype(type, packed=True, resolver=resolver)

@@ -3,10 +3,14 @@
 Two views of a type's values exist: as stored (``numpy_dtype``: an explicit byte order,
 ``packed`` compounds without padding) and as netCDF4-python shows them (``dtype_of``,
 ``value_dtype``: native byte order, C-aligned compounds, ``object`` for strings and vlens).
+Zarr data types netCDF lacks have a netCDF view (``netcdf_view``): float16 as float, complex as
+netCDF4-python's compound, datetime64 / timedelta64 as int64 with CF units.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -25,6 +29,7 @@ from nczarr.model import (
     Variable,
     VlenType,
 )
+from nczarr.zarr.dtypes import NAT, DataType
 
 #: The numpy type code (no byte order) of each numeric atomic type.
 NUMPY_CODE: dict[AtomicType, str] = {
@@ -189,3 +194,97 @@ def _member(owner: UserType, ref: TypeRef, resolver: Resolver | None, field: str
         what = f"field {field!r} of type {ref}" if field is not None else f"type {ref}"
         raise UnsizedTypeError(f"{owner.fqn}: {what} does not resolve")
     return found
+
+
+# -- Zarr data types netCDF lacks ---------------------------------------------------------
+
+#: netCDF4-python's complex convention (``auto_complex=True``): a root compound type of two
+#: fields ``r`` and ``i``, named by the width of the complex value.
+COMPLEX_TYPE_NAMES: dict[int, str] = {8: "_PFNC_FLOAT_COMPLEX_TYPE", 16: "_PFNC_DOUBLE_COMPLEX_TYPE"}
+#: CF's name of each numpy time unit that stands for a fixed length of time.
+_CF_TIME_UNITS = {
+    "W": "weeks",
+    "D": "days",
+    "h": "hours",
+    "m": "minutes",
+    "s": "seconds",
+    "ms": "milliseconds",
+    "us": "microseconds",
+    "ns": "nanoseconds",
+}
+#: The start of numpy's time scale, as CF writes it.
+EPOCH = "1970-01-01"
+
+
+@dataclass(frozen=True)
+class NetcdfView:
+    """How netCDF shows an array of a Zarr data type: its type (an atomic type, or a compound
+    type to define in the root group), the attributes that make up for what the type lost
+    (CF ``units`` and ``calendar`` of times, NaT as ``_FillValue``), and a note saying how
+    the type differs from the stored one (None when netCDF has the stored type), logged at
+    ``note_level`` (a warning where values written back lose precision). ``same_layout``:
+    netCDF stores the values in the same bytes, so the array's codecs can store them too."""
+
+    type: AtomicType | CompoundType
+    attributes: dict[str, tuple[AtomicType, list[AttributeValue] | str]] = field(default_factory=dict)
+    note: str | None = None
+    note_level: int = logging.INFO
+    same_layout: bool = True
+
+
+def netcdf_view(data_type: DataType) -> NetcdfView | str:
+    """The netCDF view of a Zarr data type (see :class:`NetcdfView`), or why it has none.
+
+    bool is ubyte; float16 is float (exact, but values written back are rounded to float16);
+    complex is netCDF4-python's compound of ``r`` and ``i``; datetime64 and timedelta64 of a
+    fixed unit are int64 with CF ``units``; text of every kind is string (one-byte fixed
+    bytes: char)."""
+    kind, dtype = data_type.kind, data_type.dtype
+    if kind == "string":
+        return NetcdfView(AtomicType.STRING)
+    if kind == "fixed_unicode" or (kind == "fixed_bytes" and dtype.itemsize > 1):
+        return NetcdfView(AtomicType.STRING, same_layout=False)
+    if kind == "fixed_bytes":
+        return NetcdfView(AtomicType.CHAR)
+    if kind == "bool":
+        return NetcdfView(AtomicType.UBYTE, same_layout=False)  # a filter may know it is bool
+    if kind == "complex":
+        return NetcdfView(complex_type(dtype.itemsize), note=f"{data_type} read as {COMPLEX_TYPE_NAMES[dtype.itemsize]}")
+    if kind in ("datetime", "timedelta"):
+        return _time_view(data_type)
+    found = atomic_type_of(dtype) if kind in ("int", "uint", "float") else None
+    if found is not None:
+        return NetcdfView(found)
+    if kind == "float" and dtype.itemsize == 2:
+        return NetcdfView(
+            AtomicType.FLOAT,
+            note="float16 read as float (values written back are rounded to float16)",
+            note_level=logging.WARNING,
+            same_layout=False,
+        )
+    return f"netCDF has no type for Zarr data type {data_type}"
+
+
+def complex_type(itemsize: int) -> CompoundType:
+    """netCDF4-python's compound type for complex values of ``itemsize`` bytes (8 or 16)."""
+    part = AtomicType.FLOAT if itemsize == 8 else AtomicType.DOUBLE
+    compound = CompoundType(COMPLEX_TYPE_NAMES[itemsize])
+    compound.add_field("r", part)
+    compound.add_field("i", part)
+    return compound
+
+
+def _time_view(data_type: DataType) -> NetcdfView | str:
+    """datetime64 / timedelta64 as int64 with CF units and NaT as ``_FillValue``."""
+    unit, count = np.datetime_data(data_type.dtype)
+    name = _CF_TIME_UNITS.get(unit)
+    if name is None or count != 1:
+        return f"Zarr data type {data_type} has no CF time unit (only {', '.join(_CF_TIME_UNITS)}, unscaled)"
+    attributes: dict[str, tuple[AtomicType, list[AttributeValue] | str]] = {}
+    if data_type.kind == "datetime":
+        attributes["units"] = (AtomicType.CHAR, f"{name} since {EPOCH}")
+        attributes["calendar"] = (AtomicType.CHAR, "proleptic_gregorian")
+    else:
+        attributes["units"] = (AtomicType.CHAR, name)
+    attributes["_FillValue"] = (AtomicType.INT64, [NAT])
+    return NetcdfView(AtomicType.INT64, attributes, f"{data_type} read as int64 {name}")

@@ -37,7 +37,7 @@ from nczarr.errors import MetadataError
 from nczarr.zarr.chunkspec import FillValue
 from nczarr.zarr.jsonvalue import JSON, JSONObject
 
-__all__ = ["DTypeSpec", "DataType", "Kind", "ZarrFormat", "object_codec_id_of"]
+__all__ = ["NAT", "DTypeSpec", "DataType", "Kind", "ZarrFormat", "object_codec_id_of"]
 
 ZarrFormat = Literal[2, 3]
 #: What names a numpy dtype for a new array (numpy's StringDType holds variable-length text).
@@ -113,7 +113,8 @@ _ALL_OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "pickle", "json2"
 _V2_TYPESTR = re.compile(r"[<>|](?:O|[biufcSUV]\d+|[mM]8\[\d*[A-Za-z]+\])")
 _V3_RAW = re.compile(r"r(\d+)")
 _SPECIAL_FLOATS = {"NaN": np.nan, "Infinity": np.inf, "-Infinity": -np.inf}
-_NAT = -(2**63)
+#: numpy's NaT as the int64 that stores it.
+NAT = -(2**63)
 
 
 def object_codec_id_of(codecs: Iterable[JSON]) -> str | None:
@@ -263,7 +264,7 @@ class DataType:
         if self.kind == "bytes":
             return b""
         if self.kind in ("datetime", "timedelta"):
-            return self.cast_fill(_NAT)
+            return self.cast_fill(NAT)
         zero: np.generic = np.zeros(1, self.dtype)[0]
         return zero
 

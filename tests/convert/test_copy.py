@@ -259,3 +259,20 @@ def test_progress_bar_on_a_terminal_only() -> None:
     quiet = Terminal()
     ProgressBar(quiet, quiet=True)(1, 2)
     assert quiet.getvalue() == ""
+
+
+def test_an_unknown_codec_is_named_with_its_variable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import zarr
+
+    root = zarr.open_group(tmp_path / "odd.zarr", mode="w", zarr_format=3)
+    root.create_array("ok", shape=(3,), dtype="i4")[:] = [1, 2, 3]
+    root.create_array("odd", shape=(3,), dtype="i4")[:] = [4, 5, 6]
+    document = tmp_path / "odd.zarr" / "odd" / "zarr.json"
+    metadata = json.loads(document.read_text())
+    metadata["codecs"].append({"name": "made-up-codec"})
+    document.write_text(json.dumps(metadata))
+    assert main(["copy", str(tmp_path / "odd.zarr"), str(tmp_path / "out.zarr")]) == 1
+    assert "variable /odd: unknown codec 'made-up-codec'" in capsys.readouterr().err
+    assert not (tmp_path / "out.zarr").exists()
+    with nczarr.Dataset(str(tmp_path / "odd.zarr")) as ds:  # the other variable still reads
+        assert ds["ok"][:].tolist() == [1, 2, 3]
