@@ -36,10 +36,10 @@ from nczarr.formats.fills import (
 )
 from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
 from nczarr.formats.tree import nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
-from nczarr.model import AtomicType, Dataset, Dimension, Group, Resolver, TypeRef, Variable
+from nczarr.model import AtomicType, Dataset, Dimension, Group, Resolver, TypeRef, UserType, Variable
 from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
-from nczarr.values.types import DEFAULT_FILL, NetcdfView, fill_attribute, netcdf_view, numpy_dtype
+from nczarr.values.types import DEFAULT_FILL, NetcdfView, complex_dtype_of, fill_attribute, netcdf_view, numpy_dtype
 from nczarr.zarr.hierarchy import new_array_metadata
 from nczarr.zarr.metadata import (
     ZARR_JSON,
@@ -77,9 +77,10 @@ class PureZarr(Convention):
         resolver = Resolver()
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
-                found.append(f"{user_type.fqn}: pure Zarr has no user-defined types; use NCZARR")
+                if complex_dtype_of(user_type) is None:
+                    found.append(f"{user_type.fqn}: pure Zarr has no user-defined types; use NCZARR")
             for variable in variables:
-                if not isinstance(variable.type, AtomicType):
+                if _zarr_type(variable, resolver) is None:
                     found.append(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
                 for ref in variable.dimensions:
                     if not isinstance(ref, str):
@@ -177,7 +178,7 @@ class PureZarr(Convention):
     ) -> None:
         path = join_path(path_of(group.fqn), name)
         where = join_path(path, ZARR_JSON if self.zarr_format == 3 else ZARRAY)
-        found = _netcdf_type(group, metadata, where)
+        found = _netcdf_type(group, name, metadata, where)
         if found is None:
             stored.left_out[path] = metadata
             return
@@ -236,15 +237,18 @@ class PureZarr(Convention):
         self, variable: Variable, storage: VariableStorage, resolver: Resolver, read: ArrayMetadata | None = None
     ) -> ArrayMetadata:
         """The metadata of ``variable``'s array (``read``: the metadata it was read with)."""
-        type = variable.type
-        if not isinstance(type, AtomicType):
+        type = _zarr_type(variable, resolver)
+        if type is None:
             raise FormatError(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
         dimensions = variable_dimensions(variable, resolver)
         shape = tuple(d.size for d in dimensions)
-        dtype = _dtype(type, storage.endian if self.zarr_format == 2 else "little")
+        endian = storage.endian if self.zarr_format == 2 else "little"
+        dtype = _dtype(type, endian) if isinstance(type, AtomicType) else type.newbyteorder(">" if endian == "big" else "<")
         chunks = chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
         value = fill_attribute(variable)
-        fill = DEFAULT_FILL[type] if value is None else value
+        fill: object = 0  # complex: Zarr's default (netCDF's compound has none)
+        if isinstance(type, AtomicType):
+            fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
             fill = char_byte(str(fill))
         names = _stored_names(variable, dimensions, read, resolver)
@@ -380,9 +384,19 @@ def _dtype(type: AtomicType, endian: str) -> np.dtype:
     return numpy_dtype(type, endian)
 
 
+def _zarr_type(variable: Variable, resolver: Resolver) -> AtomicType | np.dtype | None:
+    """What pure Zarr stores a variable as: its atomic type, the complex data type of a type
+    of netCDF4-python's complex convention (a Zarr complex array read back), else None."""
+    if isinstance(variable.type, AtomicType):
+        return variable.type
+    found = None if variable.group is None else resolver.type(variable.group, variable.type)
+    return None if found is None else complex_dtype_of(found)
+
+
 def _is_mapped(variable: Variable, read: ArrayMetadata | None) -> bool:
     """Whether a variable was read from an array of another data type than nczarr writes
-    for its type (float16, complex, times, bool, fixed-length strings)."""
+    for its type (float16, complex, times, bool, fixed-length strings, structured, raw
+    bytes)."""
     if read is None:
         return False
     if not isinstance(variable.type, AtomicType):
@@ -390,11 +404,16 @@ def _is_mapped(variable: Variable, read: ArrayMetadata | None) -> bool:
     return read.data_type.dtype.newbyteorder("=") != _dtype(variable.type, "native").newbyteorder("=")
 
 
-def _netcdf_type(group: Group, metadata: ArrayMetadata, where: str) -> tuple[TypeRef, NetcdfView] | None:
-    """The netCDF type of an array's data type (:func:`netcdf_view`), a compound type defined
-    in the root group; None, with a warning naming the array, when netCDF has none (netcdf-c
+def _netcdf_type(group: Group, name: str, metadata: ArrayMetadata, where: str) -> tuple[TypeRef, NetcdfView] | None:
+    """The netCDF type of the array ``name``'s data type (:func:`netcdf_view`): a compound
+    type of complex defined in the root group, the array's own type (structured, raw bytes)
+    in its group; None, with a warning naming the array, when netCDF has none (netcdf-c
     refuses the whole store)."""
-    view = netcdf_view(metadata.data_type)
+    view = netcdf_view(metadata.data_type, name)
+    if isinstance(view, NetcdfView) and view.local:
+        taken = [t.name for t in (*view.nested, view.type) if isinstance(t, UserType) and group.find_type(t.name)]
+        if taken:  # another array's nested field type, named <array>.<field>_t
+            view = f"its type name {taken[0]!r} is taken in {group.fqn}"
     if isinstance(view, str):
         log.warning("%s: array left out: %s", where, view)
         return None
@@ -402,6 +421,10 @@ def _netcdf_type(group: Group, metadata: ArrayMetadata, where: str) -> tuple[Typ
         log.log(view.note_level, "%s: %s", where, view.note)
     if isinstance(view.type, AtomicType):
         return view.type, view
+    if view.local:
+        for user_type in (*view.nested, view.type):
+            group.add(user_type)
+        return view.type.name, view
     root = group.root
     if root.find_type(view.type.name) is None:
         root.add(view.type)

@@ -4,7 +4,8 @@ Two views of a type's values exist: as stored (``numpy_dtype``: an explicit byte
 ``packed`` compounds without padding) and as netCDF4-python shows them (``dtype_of``,
 ``value_dtype``: native byte order, C-aligned compounds, ``object`` for strings and vlens).
 Zarr data types netCDF lacks have a netCDF view (``netcdf_view``): float16 as float, complex as
-netCDF4-python's compound, datetime64 / timedelta64 as int64 with CF units.
+netCDF4-python's compound, datetime64 / timedelta64 as int64 with CF units, structured as a
+compound type and raw bytes as an opaque type named after the array (``<array>_t``).
 """
 
 from __future__ import annotations
@@ -214,6 +215,10 @@ _CF_TIME_UNITS = {
 }
 #: The start of numpy's time scale, as CF writes it.
 EPOCH = "1970-01-01"
+#: The suffix of the type a structured or raw-bytes array is read as: ``<array>_t``, and
+#: ``<array>.<field>_t`` for a nested structured field (a name no other array of the group
+#: gives its own type).
+ARRAY_TYPE_SUFFIX = "_t"
 
 
 @dataclass(frozen=True)
@@ -223,23 +228,36 @@ class NetcdfView:
     (CF ``units`` and ``calendar`` of times, NaT as ``_FillValue``), and a note saying how
     the type differs from the stored one (None when netCDF has the stored type), logged at
     ``note_level`` (a warning where values written back lose precision). ``same_layout``:
-    netCDF stores the values in the same bytes, so the array's codecs can store them too."""
+    netCDF stores the values in the same bytes, so the array's codecs can store them too.
+    ``local``: the type is the array's own (structured, raw bytes), defined in the array's
+    group after ``nested`` (the types of its nested structured and raw-bytes fields); otherwise
+    it is shared, defined once in the root group (complex)."""
 
-    type: AtomicType | CompoundType
+    type: AtomicType | CompoundType | OpaqueType
     attributes: dict[str, tuple[AtomicType, list[AttributeValue] | str]] = field(default_factory=dict)
     note: str | None = None
     note_level: int = logging.INFO
     same_layout: bool = True
+    local: bool = False
+    nested: tuple[CompoundType | OpaqueType, ...] = ()
 
 
-def netcdf_view(data_type: DataType) -> NetcdfView | str:
-    """The netCDF view of a Zarr data type (see :class:`NetcdfView`), or why it has none.
+def netcdf_view(data_type: DataType, array: str = "array") -> NetcdfView | str:
+    """The netCDF view of a Zarr data type (see :class:`NetcdfView`) of the array named
+    ``array``, or why it has none.
 
     bool is ubyte; float16 is float (exact, but values written back are rounded to float16);
     complex is netCDF4-python's compound of ``r`` and ``i``; datetime64 and timedelta64 of a
     fixed unit are int64 with CF ``units``; text of every kind is string (one-byte fixed
-    bytes: char)."""
+    bytes: char); structured is the compound type ``<array>_t`` of its fields (numbers,
+    one-byte chars, raw bytes, nested structured, sub-arrays of these); raw bytes ``|V<n>`` /
+    ``r<bits>`` the opaque type ``<array>_t`` of n bytes."""
     kind, dtype = data_type.kind, data_type.dtype
+    if kind == "raw":
+        opaque = OpaqueType(f"{array}{ARRAY_TYPE_SUFFIX}", size=dtype.itemsize)
+        return NetcdfView(opaque, note=f"{data_type} read as opaque type {opaque.name}", local=True)
+    if kind == "structured":
+        return _structured_view(data_type, array)
     if kind == "string":
         return NetcdfView(AtomicType.STRING)
     if kind == "fixed_unicode" or (kind == "fixed_bytes" and dtype.itemsize > 1):
@@ -272,6 +290,82 @@ def complex_type(itemsize: int) -> CompoundType:
     compound.add_field("r", part)
     compound.add_field("i", part)
     return compound
+
+
+def _structured_view(data_type: DataType, array: str) -> NetcdfView | str:
+    """A structured data type as the compound type ``<array>_t`` (nested fields: their own
+    compound types), or why netCDF has none for one of its fields."""
+    nested: list[CompoundType | OpaqueType] = []
+    found = _compound_of(data_type.dtype, array, nested)
+    if isinstance(found, str):
+        return f"Zarr data type {data_type}: {found}"
+    return NetcdfView(
+        found,
+        note=f"{data_type} read as compound type {found.name}",
+        same_layout=_packed_little(data_type.dtype),
+        local=True,
+        nested=tuple(nested),
+    )
+
+
+def _compound_of(dtype: np.dtype, prefix: str, nested: list[CompoundType | OpaqueType]) -> CompoundType | str:
+    """The compound type ``<prefix>_t`` of a structured dtype; the types of its nested
+    structured and raw-bytes fields are appended to ``nested`` (inner ones first)."""
+    compound = CompoundType(f"{prefix}{ARRAY_TYPE_SUFFIX}")
+    assert dtype.fields is not None and dtype.names is not None
+    for name in dtype.names:
+        base: np.dtype = dtype.fields[name][0]
+        shape: tuple[int, ...] = ()
+        if base.subdtype is not None:
+            base, shape = base.subdtype
+        if not name or "/" in name or name != name.strip():
+            return f"field name {name!r} is not a netCDF name"
+        member: TypeRef
+        if base.fields is not None:
+            inner = _compound_of(base, f"{prefix}.{name}", nested)
+            if isinstance(inner, str):
+                return inner
+            nested.append(inner)
+            member = inner.name
+        elif base.kind == "V":  # raw bytes; zarr-python 3 also stores sub-array fields so
+            opaque = OpaqueType(f"{prefix}.{name}{ARRAY_TYPE_SUFFIX}", size=base.itemsize)
+            nested.append(opaque)
+            member = opaque.name
+        else:
+            atomic = atomic_type_of(base) if base.kind in "iufS" else None
+            if atomic is None:
+                return f"field {name!r} has data type {base}, which netCDF has no type for"
+            member = atomic
+        compound.add_field(name, member, shape)
+    return compound
+
+
+def _packed_little(dtype: np.dtype) -> bool:
+    """Whether a structured dtype is laid out as netCDF stores a compound: its fields one
+    after the other without padding, numbers little-endian."""
+    if dtype.subdtype is not None:
+        return _packed_little(dtype.subdtype[0])
+    if dtype.fields is None:
+        return dtype.byteorder != ">"
+    offset = 0
+    for name in dtype.names or ():
+        field_dtype, at = dtype.fields[name][:2]
+        if at != offset or not _packed_little(field_dtype):
+            return False
+        offset += field_dtype.itemsize
+    return offset == dtype.itemsize
+
+
+def complex_dtype_of(type: AtomicType | UserType) -> np.dtype | None:
+    """The numpy complex dtype (native) whose values a type of netCDF4-python's complex
+    convention holds (a compound of two float or two double fields ``r`` and ``i``, the type
+    :func:`complex_type` makes), or None for any other type."""
+    if not isinstance(type, CompoundType) or [f.name for f in type.fields] != ["r", "i"]:
+        return None
+    parts = {(f.type, f.shape) for f in type.fields}
+    if parts == {(AtomicType.FLOAT, ())}:
+        return np.dtype("c8")
+    return np.dtype("c16") if parts == {(AtomicType.DOUBLE, ())} else None
 
 
 def _time_view(data_type: DataType) -> NetcdfView | str:
