@@ -258,3 +258,10 @@ class CdlError(ParseError):
 
 class DumpError(NCZarrError, ValueError):
     """An option or a dataset ncdump would refuse (e.g. an unknown ``-v`` name)."""
+
+
+# -- the xarray engine (nczarr.xarray) ---------------------------------------------------------
+
+
+class GroupNotFoundError(NCZarrError, OSError):
+    """``group=`` names no group of the dataset (xarray's netCDF engines raise OSError)."""
