@@ -134,7 +134,7 @@ class Dataset:
             display, location = repr(filename), Location(filename)  # type: ignore[arg-type]
         else:
             display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
-            location = parse_location(display)
+            location = parse_location(display, storage_options=storage_options)
         convention_name, data_model, model_name = parse_format(format, location)
         reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
         file_kind = sources.file_kind(location.target)
@@ -153,7 +153,7 @@ class Dataset:
                 # one writer at a time, taken before 'w' replaces what is there
                 writer = None if mode == "r" or diskless else _writer_lock(location, lock_timeout)
                 try:
-                    store, persist_to = _open_store(location, display, mode, clobber, diskless, persist, storage_options)
+                    store, persist_to = _open_store(location, display, mode, clobber, diskless, persist)
                 except BaseException:
                     if writer is not None:
                         writer.release()
@@ -163,12 +163,14 @@ class Dataset:
             try:
                 stored = None if mode == "w" else stored_dataset(store, display, new_if_empty=mode in ("a", "r+"))
                 if stored is None:
-                    convention = make_convention(convention_name)
+                    convention = make_convention(convention_name, **location.convention_options(convention_name))
                     tree = ModelDataset("", data_model=data_model)
                     session = Session.create(store, tree, convention, check_conflicts=checks)
                     disk = _disk_format(convention_name)
                 else:
                     convention, root = stored
+                    if mode == "r":  # an update keeps the store's convention (netcdf-c's drops NCZarr's keys)
+                        convention = location.reading(convention)
                     session = Session.open(store, convention, read_only=mode == "r", root=root, check_conflicts=checks)
                     tree = session.dataset
                     model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
@@ -698,12 +700,11 @@ def _open_store(
     clobber: bool,
     diskless: bool,
     persist: bool,
-    storage_options: Mapping[str, object] | None,
 ) -> tuple[Store, Callable[[], None] | None]:
     """The store to work in, and what writes a diskless dataset out at close (if anything)."""
     if isinstance(location.target, Store):
         return location.target, None
-    if mode == "w" and not clobber and _taken(location, storage_options):
+    if mode == "w" and not clobber and _taken(location):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
     if mode == "r":
         require_local(location.target, display)
@@ -712,14 +713,14 @@ def _open_store(
     def real(mode: str) -> Store:
         if location.zip:
             return ZipStore(location.target, {"r": "r", "r+": "a", "a": "a"}.get(mode, "w"))
-        return open_store(location.target, mode, storage_options=storage_options)
+        return open_store(location.target, mode, storage_options=location.storage_options)
 
     if not diskless:
-        if mode == "r+" and not _exists(location, storage_options):
+        if mode == "r+" and not _exists(location):
             store_mode = "a"  # netCDF4: 'r+' on a missing file creates it too
         return real(store_mode), None
     memory = MemoryStore()
-    if mode != "w" and _exists(location, storage_options):
+    if mode != "w" and _exists(location):
         source = real("r")
         try:
             memory.set_many(source.get_many(list(source.list())))
@@ -742,7 +743,8 @@ def _netcdf_file_target(location: Location) -> bool:
     target = location.target
     return (
         isinstance(target, str)
-        and "://" not in target
+        and location.local
+        and not location.mode
         and target.lower().endswith(NETCDF_FILE_SUFFIXES)
         and not os.path.isdir(target)
     )
@@ -758,7 +760,7 @@ def _file_target(
             f"{display!r} names a netCDF file; format {format!r} is a Zarr convention: "
             "give a directory or a .zip path for it"
         )
-    if not clobber and _taken(location, None):
+    if not clobber and _taken(location):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
     if model_name.startswith("NETCDF3"):
         from nczarr.convert.netcdf3 import write_netcdf3 as write
@@ -779,22 +781,20 @@ def _file_target(
     return memory, write_out
 
 
-def _taken(location: Location, storage_options: Mapping[str, object] | None) -> bool:
+def _taken(location: Location) -> bool:
     """Whether anything is at the location, as ``clobber=False`` (NC_NOCLOBBER) sees it:
     locally any file, folder (even empty) or link (even dangling); remotely any key."""
-    target = location.target
-    if "://" not in target or target.startswith("file://"):
-        return os.path.lexists(parse_local(target))
-    return _exists(location, storage_options)
+    if location.local:
+        return os.path.lexists(location.target)
+    return _exists(location)
 
 
-def _exists(location: Location, storage_options: Mapping[str, object] | None) -> bool:
+def _exists(location: Location) -> bool:
     target = location.target
-    if "://" not in target or target.startswith("file://"):
-        path = parse_local(target)
-        return os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
+    if location.local:
+        return os.path.exists(target) and (not os.path.isdir(target) or bool(os.listdir(target)))
     try:
-        store = open_store(target, "r", storage_options=storage_options)
+        store = open_store(target, "r", storage_options=location.storage_options)
         try:
             return bool(next(iter(store.list_prefix("")), None))
         finally:
@@ -809,18 +809,7 @@ def _writer_lock(location: Location, timeout: float | None) -> WriterLock | None
     target = location.target
     if isinstance(target, Store):
         return writer_lock(target.local_path, timeout)
-    if "://" in target and not target.startswith("file://"):
-        return None
-    return writer_lock(parse_local(target), timeout)
-
-
-def parse_local(target: str) -> str:
-    if target.startswith("file://"):
-        from urllib.parse import urlsplit
-        from urllib.request import url2pathname
-
-        return url2pathname(urlsplit(target).path)
-    return target
+    return writer_lock(target, timeout) if location.local else None
 
 
 def _reopen(reopen: dict[str, Any], path: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import glob
 import os
+import pathlib
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -26,6 +27,7 @@ from nczarr.errors import (
     SelectionError,
     StoreError,
 )
+from nczarr.formats.location import parse_location
 from nczarr.values.indexing import normalise
 
 if TYPE_CHECKING:
@@ -44,14 +46,26 @@ def _open_member(path: str | os.PathLike) -> Any:
 
 def _file_list(files: str | Sequence[str | os.PathLike]) -> list:
     """The member list: ``files`` itself, or the sorted matches of a glob pattern."""
-    if isinstance(files, str):
-        if files.startswith("http"):
-            raise ArgumentError("cannot using file globbing for remote (OPeNDAP) datasets")
-        files = sorted(glob.glob(files))
-    files = list(files)
+    files = _matches(files) if isinstance(files, str) else list(files)
     if not files:
         raise StoreError("no files specified (file list is empty)")
     return files
+
+
+def _matches(pattern: str) -> list[str]:
+    """The members a glob pattern names, sorted: paths, or for a netcdf-c URL
+    (``file:///d/x*.file#mode=zarr,file``) file URLs, each with the pattern's fragment. A remote
+    netcdf-c URL (``s3://bucket/key#mode=nczarr``) is one member: object stores are not globbed."""
+    location = parse_location(pattern)
+    if not location.local:
+        if not location.mode and pattern.startswith("http"):
+            raise ArgumentError("cannot using file globbing for remote (OPeNDAP) datasets")
+        return [pattern]
+    found = sorted(glob.glob(location.target))
+    if location.target == pattern:
+        return found
+    fragment = f"#{location.fragment}" if location.fragment else ""
+    return [pathlib.Path(os.path.abspath(path)).as_uri() + fragment for path in found]
 
 
 def _walk_groups(groups: dict) -> Iterator[Any]:

@@ -65,20 +65,23 @@ def zarr_source(location: DatasetLocation, *, storage_options: Mapping[str, obje
     """A Zarr dataset (any convention) opened read-only as a DatasetSource; closing it closes
     its store. DatasetNotFoundError where there is none, as ``nczarr.Dataset(location)``
     raises."""
+    where = None
     if isinstance(location, Store):
         store, display = location, repr(location)
     else:
         display = os.fspath(location)
-        where = parse_location(display)
+        where = parse_location(display, storage_options=storage_options)
         require_local(where.target, display)
         if where.zip:  # also a zip archive whose name does not say so (``#mode=zip``)
             store = ZipStore(where.target, "r")
         else:
-            store = open_store(where.target, "r", storage_options=storage_options)
+            store = open_store(where.target, "r", storage_options=where.storage_options)
     try:
         stored = stored_dataset(store, display)
         assert stored is not None  # not new_if_empty
         convention, root = stored
+        if where is not None:  # netcdf-c's #mode=zarr reads any store as pure Zarr
+            convention = where.reading(convention)
         return _StoreSession.open(store, convention, read_only=True, root=root)
     except BaseException:
         store.close()

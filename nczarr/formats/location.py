@@ -1,77 +1,103 @@
-"""Where a dataset is: a path, a URL, or netcdf-c's NCZarr URL (``file:///p#mode=nczarr,file``)
-whose mode words name the storage and the convention, so that locations written for
-netcdf-c keep working wherever nczarr opens a dataset (the API, ``nczarr copy``, ``dump``)."""
+"""Where a dataset is and how netcdf-c's URL says to store it: a path, a URL, or netcdf-c's
+URL (``file:///p#mode=nczarr,file``, ``s3://bucket/key#mode=zarr``, ...), so that locations
+written for netcdf-c keep working wherever nczarr opens a dataset (the API, MFDataset, the
+xarray engine, every command).
+
+Where the keys are is :mod:`nczarr.store.url`'s; this module reads the convention words as
+netcdf-c 4.10.1 does (checked file by file against what it writes):
+
+- ``nczarr``: NCZarr 2.0.0 (``NCZARR_V2``); ``zarr`` or ``xarray``: pure Zarr v2 with
+  ``_ARRAY_DIMENSIONS`` (``ZARR_V2``); ``noxarray``, with or without ``zarr`` or ``nczarr``:
+  pure Zarr v2 without them (every dimension anonymous); ``v3``: the Zarr v3 conventions
+  instead (netcdf-c 4.10.1 builds without v3 and writes v2 anyway); ``v2``: the default.
+- ``consolidated``: ``.zmetadata`` is written; a URL with mode words but not this one writes
+  none (plain paths keep the conventions' default: consolidated).
+- Reading: ``zarr``, ``xarray`` or ``noxarray`` read any store as pure Zarr (an NCZarr store's
+  ``_nczarr_*`` keys ignored; ``noxarray``: its ``_ARRAY_DIMENSIONS`` too); ``nczarr`` reads
+  whatever the store holds, as netcdf-c falls back to pure Zarr.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
-from urllib.request import url2pathname
 
 from nczarr.errors import ArgumentError
+from nczarr.formats.base import Convention
+from nczarr.formats.purezarr import PureZarr, PureZarrV2
+from nczarr.store.url import StoreURL, parse_store_url
 
 #: File name endings that make a path name a netCDF file rather than a Zarr store (as a
 #: target: a source file is known by its first bytes).
 NETCDF_FILE_SUFFIXES = (".nc", ".nc3", ".nc4", ".cdf", ".netcdf")
-#: netcdf-c mode words that name a storage kind, a convention, or an option we can ignore.
-_STORAGE_WORDS = {"file", "zip", "s3", "gs3"}
-_CONVENTION_WORDS = {"nczarr", "zarr"}
-_IGNORED_WORDS = {"xarray", "noxarray", "consolidated", "log", "show"}
+#: The mode words that ask for pure Zarr, reading and writing.
+_PURE_WORDS = frozenset({"zarr", "xarray", "noxarray"})
 
 
 @dataclass(frozen=True)
-class Location:
-    """A parsed dataset location: where the store is (a path or URL ``open_store`` takes),
-    whether it is a zip archive, and the convention its netcdf-c URL names (None: not named)."""
+class Location(StoreURL):
+    """A parsed dataset location: where its keys are (:class:`~nczarr.store.url.StoreURL`)
+    and what the netcdf-c URL's mode words ask for: the convention to write, whether
+    dimension names and consolidated metadata are written, how to read."""
 
-    target: str
-    zip: bool = False
-    convention: str | None = None
+    @property
+    def convention(self) -> str | None:
+        """The convention the mode words name (``NCZARR_V2``, ``ZARR_V2``, ``NCZARR``,
+        ``ZARR``), None when they name none."""
+        words = set(self.mode)
+        if words & _PURE_WORDS:
+            name = "ZARR"
+        elif "nczarr" in words:
+            name = "NCZARR"
+        else:
+            return None
+        return name if "v3" in words else f"{name}_V2"
+
+    @property
+    def xarray(self) -> bool:
+        """Whether dimension names are stored and read (``_ARRAY_DIMENSIONS``); not with ``noxarray``."""
+        return "noxarray" not in self.mode
+
+    @property
+    def consolidated(self) -> bool | None:
+        """Whether consolidated metadata is written: as the URL says when it has mode words,
+        None (the convention's default) when it has none."""
+        return "consolidated" in self.mode if self.mode else None
+
+    def convention_options(self, name: str) -> dict[str, bool]:
+        """The options the mode words give the convention ``name`` a new dataset here is
+        written in (for :func:`nczarr.formats.convention`)."""
+        options: dict[str, bool] = {}
+        if self.consolidated is not None:
+            options["consolidated"] = self.consolidated
+        if name.upper() == "ZARR_V2" and self.mode:
+            options["netcdf_scalars"] = True  # netcdf-c 4.10.1 does not see xarray's shape [] scalars
+        if not self.xarray and name.upper().startswith("ZARR"):
+            options["xarray"] = False
+        return options
+
+    def reading(self, detected: Convention) -> Convention:
+        """The convention to read the store with, given the one its documents show: pure Zarr
+        of the same Zarr version when the mode words ask for it, else the detected one."""
+        if not set(self.mode) & _PURE_WORDS or (isinstance(detected, PureZarr) and self.xarray):
+            return detected
+        pure = PureZarr if detected.zarr_format == 3 else PureZarrV2
+        return pure(xarray=self.xarray)
 
 
-def parse_location(filename: str | bytes | os.PathLike[str], encoding: str | None = None) -> Location:
-    """The store location of a dataset's name: a path, a URL, or a netcdf-c NCZarr URL
-    whose ``#mode=`` words name the storage (``file``, ``zip``, ``s3``) and the convention
-    (``nczarr``: NCZarr, ``zarr``: pure Zarr; Zarr v2 unless ``v3`` is named, as netcdf-c
-    4.10 writes)."""
+def parse_location(
+    filename: str | bytes | os.PathLike[str],
+    encoding: str | None = None,
+    storage_options: Mapping[str, object] | None = None,
+) -> Location:
+    """The location of a dataset's name: a path, a URL, or a netcdf-c URL whose ``#mode=``
+    words name the storage (``file``, ``zip``, ``s3``, ``gs3``) and the convention (see the
+    module's docstring); ``storage_options`` win over those the URL implies. ArgumentError
+    for an unknown mode word, naming it and the URL."""
     if isinstance(filename, bytes):
         filename = filename.decode(encoding or "utf-8")
     target = os.fspath(filename) if isinstance(filename, os.PathLike) else filename
     if not isinstance(target, str):
         raise ArgumentError(f"a dataset location must be a path or URL, not {filename!r}")
-    base, hash_, fragment = target.partition("#")
-    words = _mode_words(fragment) if hash_ else []
-    if not words:
-        return Location(target, zip=target.lower().endswith(".zip"))
-    unknown = [w for w in words if w not in _STORAGE_WORDS | _CONVENTION_WORDS | _IGNORED_WORDS | {"v2", "v3"}]
-    if unknown:
-        raise ArgumentError(f"unknown mode word(s) {', '.join(unknown)} in {target!r}")
-    convention = None
-    if "nczarr" in words or "zarr" in words:
-        name = "NCZARR" if "nczarr" in words else "ZARR"
-        convention = name if "v3" in words else f"{name}_V2"
-    if "s3" in words or "gs3" in words:
-        base = _s3_url(base)
-    if "zip" in words and urlsplit(base).scheme == "file":  # a zip archive is opened by its path
-        base = url2pathname(urlsplit(base).path)
-    return Location(base, zip="zip" in words, convention=convention)
-
-
-def _mode_words(fragment: str) -> list[str]:
-    words: list[str] = []
-    for item in fragment.split("&"):
-        key, _, value = item.partition("=")
-        if key.strip().lower() == "mode":
-            words.extend(w.strip().lower() for w in value.split(",") if w.strip())
-    return words
-
-
-def _s3_url(url: str) -> str:
-    """An fsspec ``s3://bucket/key`` URL for netcdf-c's path-style S3 URLs
-    (``https://s3.<region>.amazonaws.com/bucket/key``); other URLs unchanged."""
-    parts = urlsplit(url)
-    if parts.scheme in ("http", "https") and parts.netloc.split(".")[0] == "s3":
-        bucket_and_key = parts.path.lstrip("/")
-        return urlunsplit(("s3", "", bucket_and_key, "", "")).replace("s3:///", "s3://", 1)
-    return url
+    return Location(**vars(parse_store_url(target, storage_options)))

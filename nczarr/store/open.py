@@ -7,8 +7,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NoReturn
-from urllib.parse import urlsplit
-from urllib.request import url2pathname
 
 from nczarr.errors import (
     ForeignContentError,
@@ -20,6 +18,7 @@ from nczarr.store._files import is_temp_name, remove_contents
 from nczarr.store.base import Store
 from nczarr.store.directory import DirectoryStore
 from nczarr.store.fsspec import FsspecStore
+from nczarr.store.url import parse_store_url
 from nczarr.store.zip import ZipStore
 
 logger = logging.getLogger(__name__)
@@ -34,9 +33,6 @@ MODES = {
     "x": "create; the location must not exist",
 }
 
-#: A URL scheme followed by "://", or an fsspec chain such as "simplecache::s3://...".
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)(://|::)")
-
 
 def open_store(
     location: Store | str | os.PathLike[str],
@@ -46,9 +42,12 @@ def open_store(
 ) -> Store:
     """The store at ``location``, opened in ``mode`` (see ``MODES``).
 
-    A Store is returned as it is. A URL other than ``file://`` opens an FsspecStore (with
-    ``storage_options``); a path or ``file://`` URL ending in ``.zip`` opens a ZipStore, any
-    other a DirectoryStore.
+    A Store is returned as it is. ``location`` may be a netcdf-c URL
+    (``file:///p#mode=nczarr,file``, ``file:///p.zip#mode=zarr,zip``, ``s3://bucket/key``,
+    ``https://HOST/bucket/key#mode=nczarr,s3``: see :mod:`nczarr.store.url`; its convention
+    words are for the callers to read). A local path or ``file:`` URL opens a ZipStore when it
+    ends in ``.zip`` or names ``zip``, else a DirectoryStore; any other URL an FsspecStore,
+    with the ``storage_options`` the URL implies and those given.
     """
     if mode not in MODES:
         raise InvalidModeError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -58,20 +57,12 @@ def open_store(
         location = os.fspath(location)
     if not isinstance(location, str):
         raise StoreError(f"cannot open a store at {location!r}: expected a path, URL or Store")
-    match = _SCHEME.match(location)
-    if match and not (match[1].lower() == "file" and match[2] == "://"):
-        return _open_fsspec(location, mode, storage_options)
-    path = _file_url_path(location) if match else location
-    if path.lower().endswith(".zip"):
-        return _open_zip(path, mode)
-    return _open_directory(path, mode)
-
-
-def _file_url_path(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.netloc not in ("", "localhost"):
-        raise StoreError(f"file URL {url!r} names a host; only local file URLs are supported")
-    return url2pathname(parts.path)
+    where = parse_store_url(location, storage_options)
+    if not where.local:
+        return _open_fsspec(where.target, mode, where.storage_options)
+    if where.zip:
+        return _open_zip(where.target, mode)
+    return _open_directory(where.target, mode)
 
 
 def _refuse_existing(location: str) -> NoReturn:
@@ -180,9 +171,9 @@ def _open_zip(path: str, mode: str) -> ZipStore:
     return ZipStore(path, zip_mode)
 
 
-def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object] | None) -> FsspecStore:
+def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:
     # No existence check for 'r': over HTTP the root itself need not be fetchable.
-    store = FsspecStore(url, read_only=mode == "r", storage_options=storage_options)
+    store = FsspecStore(url, read_only=mode == "r", storage_options=storage_options or None)
     if mode in ("w", "w-", "x") and store.fs.exists(store.root):
         if mode != "w":
             _refuse_existing(url)
