@@ -546,6 +546,12 @@ class Variable:
 
     def get_fill_value(self) -> attrs.AttributeValue | None:
         fill = self._node.find_attribute("_FillValue")
+        read = getattr(self._grp._shared.session, "stored", None)
+        metadata = None if read is None else read.arrays.get(self._node.fqn)
+        stored = None if metadata is None else metadata.fill_value
+        if fill is None and stored is not None and self._kind == "atomic" and self._storage().fill:
+            # netcdf-c's nc_inq_var_fill: a fill_value without a _FillValue attribute (pure Zarr)
+            return np.array(stored, self._dtype)
         return rules.fill_value_for_get(
             self._dtype,
             None if fill is None else self.getncattr("_FillValue"),

@@ -3,6 +3,7 @@ documents at a store's root parsed once."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -12,8 +13,8 @@ import numpy as np
 from nczarr.errors import FormatError, MetadataError
 from nczarr.formats.keys import ROOT_DOCUMENT_KEYS
 from nczarr.store.base import Store
-from nczarr.zarr.jsonvalue import JSON
-from nczarr.zarr.metadata import load_json
+from nczarr.zarr.jsonvalue import JSON, WrittenFloat
+from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA, load_json
 
 
 def float_to_json(value: float) -> float | str:
@@ -37,7 +38,10 @@ def dumps(obj: object, *, byte_compatible: bool = False) -> bytes:
     return "".join(_dump(obj, byte_compatible)).encode()
 
 
-def _dump(obj: object, compat: bool) -> Iterator[str]:
+def _dump(obj: object, compat: bool, as_written: bool = False) -> Iterator[str]:
+    if as_written and isinstance(obj, WrittenFloat):
+        yield obj.text
+        return
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, str):
@@ -57,14 +61,14 @@ def _dump(obj: object, compat: bool) -> Iterator[str]:
         yield "{"
         for i, (key, value) in enumerate(obj.items()):
             yield (", " if i else "") + _string(str(key), compat) + ": "
-            yield from _dump(value, compat)
+            yield from _dump(value, compat, as_written)
         yield "}"
     elif isinstance(obj, list | tuple):
         yield "["
         for i, value in enumerate(obj):
             if i:
                 yield ","
-            yield from _dump(value, compat)
+            yield from _dump(value, compat, as_written)
         yield "]"
     else:
         raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
@@ -91,8 +95,9 @@ def loads(data: bytes, key: str) -> JSON:
 
 
 def compact_json(data: object) -> str:
-    """JSON text of a value that a char attribute holds (netcdf-c's dialect)."""
-    return dumps(data).decode()
+    """JSON text of a value that a char attribute holds (netcdf-c's dialect), its numbers as
+    the document wrote them (netcdf-c shows ``[0.,0.,1.]`` as written)."""
+    return "".join(_dump(data, False, as_written=True))
 
 
 class RootDocuments(dict[str, bytes]):
@@ -106,7 +111,25 @@ class RootDocuments(dict[str, bytes]):
 
     @classmethod
     def read(cls, store: Store) -> RootDocuments:
-        return cls(store.get_many(list(ROOT_DOCUMENT_KEYS)))
+        root = cls(store.get_many(list(ROOT_DOCUMENT_KEYS)))
+        root._lift_consolidated()
+        return root
+
+    def _lift_consolidated(self) -> None:
+        """A v2 root document that only the consolidated copy holds (a store of ``.zmetadata``
+        and chunks: netcdf-c reads it all from there), taken from that copy."""
+        if ZMETADATA not in self or ZARR_JSON in self:
+            return
+        try:
+            copy = self.parsed(ZMETADATA)
+        except FormatError:
+            return  # the reader that needs the copy says what is wrong with it
+        documents = copy.get("metadata") if isinstance(copy, dict) else None
+        if not isinstance(documents, dict):
+            return
+        for key in (ZGROUP, ZATTRS, ZARRAY):
+            if key not in self and isinstance(documents.get(key), dict):
+                self[key] = json.dumps(documents[key]).encode()
 
     def parsed(self, key: str) -> JSON:
         """The document at ``key`` parsed (see :func:`loads`); not to be modified."""

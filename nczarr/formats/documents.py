@@ -5,6 +5,7 @@ the convention, and the consolidated copy sessions write (:func:`consolidated_co
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Literal
@@ -31,6 +32,8 @@ from nczarr.zarr.node import is_node_name
 
 #: The root keys a source reads first, by Zarr format: the root's documents and the
 #: document that carries the consolidated copy (v3: inside ``zarr.json``).
+log = logging.getLogger(__name__)
+
 _ROOT_KEYS = {3: (ZARR_JSON,), 2: (ZGROUP, ZATTRS, ZMETADATA)}
 
 
@@ -96,12 +99,22 @@ class DocumentSource:
         self._read_first = frozenset(root_keys)
         if root is None:
             root = RootDocuments(store.get_many(root_keys))
-        self._root = {key: _object_document(root.parsed(key), key) for key in root_keys if key in root}
+        self._root = {key: _object_document(root.parsed(key), key) for key in root_keys if key in root and key != ZMETADATA}
         #: Whether the store's root holds consolidated metadata (used or not).
-        self.has_consolidated = ZMETADATA in self._root or "consolidated_metadata" in self._root.get(ZARR_JSON, {})
+        self.has_consolidated = ZMETADATA in root or "consolidated_metadata" in self._root.get(ZARR_JSON, {})
         if use_consolidated and not self.has_consolidated:
             raise FormatError(f"{root_keys[-1]}: the store holds no consolidated metadata (use_consolidated=True)")
-        self._copy = _consolidated_documents(self._root, zarr_format) if use_consolidated is not False else None
+        self._copy = None
+        if use_consolidated is not False:
+            try:
+                if ZMETADATA in root:
+                    self._root[ZMETADATA] = _object_document(root.parsed(ZMETADATA), ZMETADATA)
+                self._copy = _consolidated_documents(self._root, zarr_format)
+            except FormatError as exc:
+                if use_consolidated:
+                    raise
+                # as netcdf-c does: a consolidated copy that cannot be used is left aside
+                log.warning("%s; reading the metadata documents themselves", exc)
         if zarr_format == 3 and ZARR_JSON in self._root:
             # readers want the root's own document; the copy is this source's business
             self._root[ZARR_JSON] = {k: v for k, v in self._root[ZARR_JSON].items() if k != "consolidated_metadata"}
@@ -160,8 +173,8 @@ def _consolidated_documents(root: Mapping[str, JSONObject], zarr_format: int) ->
     if zmetadata is None:
         return None
     docs = zmetadata.get("metadata")
-    if zmetadata.get("zarr_consolidated_format") != 1 or not isinstance(docs, dict):
-        raise FormatError(f"{ZMETADATA}: not zarr_consolidated_format 1 metadata")
+    if zmetadata.get("zarr_consolidated_format") != 1 or not isinstance(docs, dict) or not docs:
+        raise FormatError(f"{ZMETADATA}: not zarr_consolidated_format 1 metadata of at least one node")
     for key, doc in docs.items():
         if key.rpartition("/")[2] not in (ZARRAY, ZGROUP, ZATTRS) or not isinstance(doc, dict):
             raise FormatError(f"{ZMETADATA}: {key!r} is not a Zarr v2 node document")

@@ -36,14 +36,6 @@ def is_default_fill(type: AtomicType, value: object) -> bool:
     return value == default
 
 
-def fill_from_json(type: AtomicType, data: JSON, where: str) -> AttributeValue:
-    """A ``fill_value`` read as netCDF's fill value of ``type`` (char: one character)."""
-    values = values_from_json(type, data, f"{where}: fill_value")
-    if isinstance(values, str):
-        return values[:1] or "\x00"
-    return values[0] if values else DEFAULT_FILL[type]
-
-
 def fill_to_netcdf(type: AtomicType, fill: object) -> AttributeValue:
     """An engine fill value (numpy scalar, bytes, str; a char stored as uint8 is a number)
     as netCDF's fill value of ``type``."""

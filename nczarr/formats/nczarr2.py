@@ -23,7 +23,7 @@ from nczarr.formats.chunks import chunks_for
 from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs
 from nczarr.formats.dialect import RootDocuments, compact_json, dumps
 from nczarr.formats.documents import DocumentSource, is_nczarr_v2_root, start_reading
-from nczarr.formats.fills import char_byte, fill_from_json, fill_json, keep_fill
+from nczarr.formats.fills import char_byte, fill_json, fill_to_netcdf
 from nczarr.formats.keys import (
     ARRAY,
     ARRAY_DIMENSIONS,
@@ -206,10 +206,10 @@ class NczarrV2(Convention):
         shape = tuple(zarray.get("shape", ()))
         variable = group.add_variable(name, type)
         read_dimension_refs(variable, [] if scalar else refs, () if scalar else shape, where, resolver)
+        # the _FillValue attribute is the one .zattrs holds (netcdf-c 4.10.1 shows no other);
+        # a fill_value without it still fills missing chunks
         _read_attributes(variable, docs, path, type)
         stored_fill = zarray.get("fill_value")
-        if stored_fill is not None:
-            keep_fill(variable, type, fill_from_json(type, stored_fill, where))
         metadata = _engine_metadata(zarray, type, docs.get(ZATTRS, {}), where)
         endian = "big" if metadata.dtype.byteorder == ">" and metadata.dtype.itemsize > 1 else "native"
         chain = [*(metadata.filters or ()), *([metadata.compressor] if metadata.compressor else [])]
@@ -222,9 +222,14 @@ class NczarrV2(Convention):
     # -- writing -----------------------------------------------------------------------
 
     def plan(
-        self, variable: Variable, storage: VariableStorage, resolver: Resolver | None = None
+        self,
+        variable: Variable,
+        storage: VariableStorage,
+        resolver: Resolver | None = None,
+        read: ArrayMetadata | None = None,
     ) -> ArrayPlan:
-        """How ``variable`` is stored with these settings."""
+        """How ``variable`` is stored with these settings (``read``: the metadata its array
+        was read with, whose numeric fill value stays when no ``_FillValue`` says another)."""
         resolver = resolver or Resolver()
         type = variable.type
         if not isinstance(type, AtomicType):
@@ -239,6 +244,8 @@ class NczarrV2(Convention):
         if storage.fill:
             value = fill_attribute(variable)
             fill = DEFAULT_FILL[type] if value is None else value
+            if value is None and read is not None and read.fill_value is not None and _is_number(type):
+                fill = fill_to_netcdf(type, read.fill_value)
         stored_v2 = stored_v2_codecs(storage)
         if stored_v2 is not None:
             filters, compressor = stored_v2
@@ -296,7 +303,7 @@ class NczarrV2(Convention):
             for variable in group.variables:
                 vpath = join_path(path, variable.name)
                 storage = stored.storage.get(variable.fqn, VariableStorage())
-                plan = self.plan(variable, storage, resolver)
+                plan = self.plan(variable, storage, resolver, stored.arrays.get(variable.fqn))
                 zarray = {
                     "zarr_format": 2,
                     "shape": list(plan.shape),
@@ -358,6 +365,10 @@ def _read_attributes(
     )
     types = holder.get("types", holder.get("attribute_types", {}))
     read_attributes(owner, docs.get(ZATTRS, {}), types, join_path(path, ZATTRS), var_type)
+
+
+def _is_number(type: AtomicType) -> bool:
+    return type not in (AtomicType.CHAR, AtomicType.STRING)
 
 
 def _engine_metadata(

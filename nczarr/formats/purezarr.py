@@ -11,8 +11,11 @@ with other lengths in one group (an image pyramid) becomes ``<name>_2``, ... (se
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
@@ -30,8 +33,7 @@ from nczarr.formats.fills import (
     add_view_attributes,
     added_view_attributes,
     char_byte,
-    fill_to_netcdf,
-    keep_fill,
+    fill_json,
     xarray_fill_json,
 )
 from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
@@ -41,6 +43,7 @@ from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
 from nczarr.values.types import DEFAULT_FILL, NetcdfView, complex_dtype_of, fill_attribute, netcdf_view, numpy_dtype
 from nczarr.zarr.hierarchy import new_array_metadata
+from nczarr.zarr.jsonvalue import JSONObject
 from nczarr.zarr.metadata import (
     ZARR_JSON,
     ZARRAY,
@@ -64,6 +67,16 @@ class PureZarr(Convention):
 
     name: ClassVar[str] = "ZARR"
     zarr_format: ClassVar[Literal[2, 3]] = 3
+
+    def __init__(self, *, consolidated: bool = True, xarray: bool = True, netcdf_scalars: bool = False) -> None:
+        super().__init__(consolidated=consolidated)
+        #: Whether dimension names are written and read (``dimension_names`` / ``_ARRAY_DIMENSIONS``);
+        #: not in netcdf-c's ``#mode=noxarray``, where every dimension is anonymous.
+        self.xarray = xarray
+        #: Whether v2 scalars are written as netcdf-c writes them (shape [1], dimension
+        #: ``_scalar_``), which netcdf-c 4.10.1 needs to see them (its ``#mode=zarr`` URLs), rather
+        #: than xarray's shape []. A scalar read that way is written back that way anyway.
+        self.netcdf_scalars = netcdf_scalars
 
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
@@ -129,7 +142,11 @@ class PureZarr(Convention):
         nodes: dict[str, Any] = {}
         for path in paths:
             # parse_node reads the documents' bytes: those the source parsed are written back
-            docs = {n: json.dumps(found[key]).encode() for n in names if (key := join_path(path, n)) in found}
+            docs = {
+                n: json.dumps(_base64_fill(found[key]) if n == ZARRAY else found[key]).encode()
+                for n in names
+                if (key := join_path(path, n)) in found
+            }
             if not any(n in docs for n in (ZARR_JSON, ZARRAY, ZGROUP)):
                 nodes[path] = None
                 continue
@@ -187,6 +204,8 @@ class PureZarr(Convention):
         names: Any = metadata.dimension_names if self.zarr_format == 3 else None
         if names is None:
             names = attrs.get(ARRAY_DIMENSIONS)
+        if not self.xarray:
+            names = None
         shape = tuple(metadata.shape)
         if shape == (1,) and names == [NETCDF_SCALAR]:
             shape, names = (), []
@@ -197,11 +216,10 @@ class PureZarr(Convention):
         variable = group.add_variable(name, type)
         axis_names = [None] * len(shape) if names is None else names
         axes.append(_Axes(variable, list(axis_names), shape, where))
+        # v2: the _FillValue attribute is only the one .zattrs holds, as netcdf-c 4.10.1 reads
+        # it; fill_value alone fills missing chunks but is no attribute (xarray writes it there)
         read_attributes(variable, attrs, {}, where, type, xarray_fill=self.zarr_format == 3)
         add_view_attributes(variable, view)
-        if self.zarr_format == 2 and metadata.fill_value is not None and isinstance(type, AtomicType):
-            # xarray's v2 convention: fill_value is the _FillValue (v3 keeps it an attribute)
-            keep_fill(variable, type, fill_to_netcdf(type, metadata.fill_value))
         raw: Any
         if self.zarr_format == 3:
             chain, raw = list(metadata.codecs), list(metadata.codecs)  # type: ignore[union-attr]
@@ -242,21 +260,28 @@ class PureZarr(Convention):
             raise FormatError(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
         dimensions = variable_dimensions(variable, resolver)
         shape = tuple(d.size for d in dimensions)
+        netcdf_scalar = (
+            not shape and self.zarr_format == 2 and (self.netcdf_scalars or (read is not None and tuple(read.shape) == (1,)))
+        )
+        if netcdf_scalar:
+            shape = (1,)
         endian = storage.endian if self.zarr_format == 2 else "little"
         dtype = _dtype(type, endian) if isinstance(type, AtomicType) else type.newbyteorder(">" if endian == "big" else "<")
-        chunks = chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
+        chunks = (1,) if netcdf_scalar else chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
         value = fill_attribute(variable)
         fill: object = 0  # complex: Zarr's default (netCDF's compound has none)
         if isinstance(type, AtomicType):
             fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
             fill = char_byte(str(fill))
+        if value is None and read is not None and read.fill_value is not None and read.dtype == dtype:
+            fill = read.fill_value  # a fill_value without a _FillValue attribute stays as read
         names = _stored_names(variable, dimensions, read, resolver)
         codecs: dict[str, Any] = {}
         stored_v2 = stored_v2_codecs(storage)
         if self.zarr_format == 3:
             codecs["codecs"] = stored_v3_codecs(storage) or v3_codecs(dtype, storage)
-            codecs["dimension_names"] = names if shape else None
+            codecs["dimension_names"] = names if shape and self.xarray else None
         elif stored_v2 is not None:
             codecs["filters"], codecs["compressor"] = stored_v2
         else:
@@ -302,11 +327,16 @@ class PureZarr(Convention):
                 if mapped and isinstance(view, NetcdfView):
                     for name in added_view_attributes(variable, view):
                         attrs.pop(name, None)
-                if self.zarr_format == 2:
-                    # xarray's v2 convention: the fill value is fill_value, not an attribute
-                    attrs.pop("_FillValue", None)
+                if self.zarr_format == 2 and fill is not None and isinstance(fill.type, AtomicType):
+                    # the fill value is fill_value (xarray's v2 convention) and, as netcdf-c
+                    # writes it, the _FillValue attribute (the one netcdf-c reads) too
+                    attrs["_FillValue"] = fill_json(fill.type, fill_attribute(variable))
+                if self.zarr_format == 2 and self.xarray:
+                    netcdf_scalar = not variable.dimensions and tuple(metadata.shape) == (1,)
                     attrs = {
-                        ARRAY_DIMENSIONS: _stored_names(variable, variable_dimensions(variable, resolver), read, resolver),
+                        ARRAY_DIMENSIONS: [NETCDF_SCALAR]
+                        if netcdf_scalar
+                        else _stored_names(variable, variable_dimensions(variable, resolver), read, resolver),
                         **attrs,
                     }
                 documents = metadata.with_attributes(attrs).documents()
@@ -323,6 +353,26 @@ class PureZarrV2(PureZarr):
 
     name: ClassVar[str] = "ZARR_V2"
     zarr_format: ClassVar[Literal[2, 3]] = 2
+
+
+_FIXED_BYTES = re.compile(r"[<>|]S([0-9]+)")
+
+
+def _base64_fill(zarray: JSONObject) -> JSONObject:
+    """A ``.zarray`` whose fixed-length bytes fill value is netcdf-c's text (``"z"``) rather
+    than zarr-python's base64, with that text as base64 (a fill value that is valid base64
+    of at most the item's size stays base64)."""
+    dtype, fill = zarray.get("dtype"), zarray.get("fill_value")
+    size = _FIXED_BYTES.fullmatch(dtype) if isinstance(dtype, str) else None
+    if size is None or not isinstance(fill, str):
+        return zarray
+    try:
+        if len(base64.b64decode(fill, validate=True)) <= int(size[1]):
+            return zarray
+    except binascii.Error:
+        pass
+    text = fill.encode("utf-8", errors="surrogateescape")[: int(size[1])]
+    return {**zarray, "fill_value": base64.standard_b64encode(text).decode()}
 
 
 def _stored_names(
@@ -480,17 +530,22 @@ class _GroupDimensions:
 
     def dimension(self, array: _Axes, name: object, length: int) -> Dimension | int:
         if name is None or name == f"{ANONYMOUS_PREFIX}{length}":
-            return length
+            return self._anonymous(length)
         if not isinstance(name, str) or not name or "/" in name:
             raise FormatError(f"{array.where}: dimension name {json.dumps(name)} is not a netCDF name")
         group = self.group
         found = group.find_dimension(name)
+        if found is None and name.startswith(ANONYMOUS_PREFIX) and name[len(ANONYMOUS_PREFIX):].isdigit():
+            # netcdf-c's name for an anonymous dimension of another length: the anonymous
+            # dimensions own that name (netcdf-c refuses the dataset)
+            return self._renamed(array, name, length, None)
         if found is None:
             inherited = self._inherited(name, length)
             if inherited is not None:
                 return inherited
             self.first[name] = array.where
-            return group.add_dimension(name, length)
+            # netcdf-c: a dimension of length 0 is unlimited (NC_UNLIMITED is 0)
+            return group.add_dimension(name, length, unlimited=length == 0)
         if found.size == length:
             return found
         if name in self.coordinates:
@@ -503,14 +558,37 @@ class _GroupDimensions:
             found.unlimited = True
             found.size = max(found.size, length)
             return found
+        return self._renamed(array, name, length, found)
+
+    def _renamed(self, array: _Axes, name: str, length: int, found: Dimension | None) -> Dimension:
+        """The dimension ``<name>_<k>`` that stands for ``name`` at this length."""
         other = self.renamed.get((name, length))
         if other is None:
-            other = self.renamed[name, length] = group.add_dimension(self._fresh(name), length)
+            fresh = self._fresh(name)
+            other = self.renamed[name, length] = self.group.add_dimension(fresh, length, unlimited=length == 0)
+            elsewhere = "netcdf-c names anonymous dimensions so" if found is None else (
+                f"{found.size} in {self.first.get(name, self.group.fqn)}"
+            )
             log.warning(
-                "%s: dimension %r has length %d here and %d in %s: reading it as dimension %r",
-                array.where, name, length, found.size, self.first.get(name, group.fqn), other.name,
+                "%s: dimension %r has length %d here and %s: reading it as dimension %r",
+                array.where, name, length, elsewhere, other.name,
             )
         return other
+
+    def _anonymous(self, length: int) -> Dimension | int:
+        """An anonymous dimension: its length, except for length 0, which netcdf-c makes the
+        unlimited root dimension ``_Anonymous_Dim_0`` (a netCDF dimension is never empty)."""
+        if length:
+            return length
+        root = self.group.root
+        name = f"{ANONYMOUS_PREFIX}0"
+        found = root.find_dimension(name)
+        if found is None:
+            return root.add_dimension(name, 0, unlimited=True)
+        if found.size == 0:
+            found.unlimited = True
+            return found
+        return root.add_dimension(self._fresh(name), 0, unlimited=True)
 
     def _inherited(self, name: str, length: int) -> Dimension | None:
         """The nearest ancestor's dimension of this name when its length agrees."""

@@ -135,6 +135,12 @@ class NczarrDataStore(AbstractDataStore):
         """The lazy xarray variable of ``variable`` with its raw attributes and its encoding."""
         data = indexing.LazilyIndexedArray(NczarrArray(name, self))
         attributes = {key: variable.getncattr(key) for key in variable.ncattrs()}
+        if "_FillValue" not in attributes and _fill_value_is_fill(variable):
+            # xarray's zarr engine: a v2 array's fill_value is its _FillValue (netCDF4, and
+            # the Dataset, show only a _FillValue attribute, as netcdf-c does)
+            fill = variable.get_fill_value()
+            if fill is not None:
+                attributes["_FillValue"] = fill
         if data.dtype.kind == "S" and "_FillValue" in attributes:
             attributes["_FillValue"] = np.bytes_(attributes["_FillValue"])  # xarray's char fill is bytes
         encoding = _encoding(variable)
@@ -169,6 +175,12 @@ def _absolute(filename: str | os.PathLike[str]) -> str:
 
 def _group_path(group: str | None) -> tuple[str, ...]:
     return tuple(part for part in (group or "").split("/") if part)
+
+
+def _fill_value_is_fill(variable: Variable) -> bool:
+    """Whether the variable's array is pure Zarr v2 (xarray's v2 convention)."""
+    convention = getattr(variable._grp._shared.session, "convention", None)
+    return getattr(convention, "name", None) == "ZARR_V2"
 
 
 def _encoding(variable: Variable) -> dict[str, object]:

@@ -51,7 +51,7 @@ import numpy as np
 from nczarr.errors import MetadataError, NodeNotFoundError
 from nczarr.zarr.chunkspec import FillValue
 from nczarr.zarr.dtypes import DataType, object_codec_id_of
-from nczarr.zarr.jsonvalue import JSON, JSONObject
+from nczarr.zarr.jsonvalue import JSON, JSONObject, WrittenFloat, loads_netcdf_c
 from nczarr.zarr.node import check_node_name
 
 __all__ = [
@@ -149,13 +149,22 @@ def load_json(data: bytes | str, key: str, *, strict: bool = True) -> JSON:
     """Parse one metadata document; MetadataError naming ``key`` when it is not JSON (not
     UTF-8, truncated, numbers too long to convert) or nests deeper than a node's document
     may once consolidated (MAX_JSON_DEPTH and the consolidated levels around it).
-    ``strict`` False accepts raw control characters inside strings, as netcdf-c does."""
+    ``strict`` False reads JSON as netcdf-c does: raw control characters inside strings, and
+    where the text is not JSON, the rest of netcdf-c's dialect (:func:`loads_netcdf_c`)."""
     limit = MAX_JSON_DEPTH + _COPY_LEVELS
     try:
-        obj: JSON = json.loads(data, strict=strict)
+        # netcdf-c's dialect keeps the text of numbers (a char attribute shows JSON as written)
+        obj: JSON = json.loads(data, strict=strict, parse_float=None if strict else WrittenFloat)
     except RecursionError:
         raise MetadataError(f"{key}: not valid JSON: nested deeper than {limit} levels") from None
-    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError too
+    except json.JSONDecodeError as exc:
+        if strict:
+            raise MetadataError(f"{key}: not valid JSON: {exc}") from None
+        try:  # netcdf-c's dialect, for documents JSON refuses (a rare path)
+            return loads_netcdf_c(exc.doc, limit)
+        except ValueError:
+            raise MetadataError(f"{key}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # UnicodeDecodeError too
         raise MetadataError(f"{key}: not valid JSON: {exc}") from None
     if _nesting_depth(data, limit) > limit:
         raise MetadataError(f"{key}: not valid JSON: nested deeper than {limit} levels")

@@ -5,6 +5,7 @@ every convention reads a whole dataset from it in one store read."""
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from pathlib import Path
 
@@ -119,12 +120,17 @@ def test_use_consolidated_true_without_a_copy_names_the_key(fmt):
         Session.open(store, conv, use_consolidated=True)
 
 
-def test_a_broken_copy_is_an_error_naming_its_key():
+@pytest.mark.parametrize("copy", [b'{"metadata": [], "zarr_consolidated_format": 1}', b"", b"{}", b'{"metadata": {}}'])
+def test_a_broken_copy_is_left_aside_with_a_warning(copy, caplog):
+    # as netcdf-c does; an error naming its key only when the copy is asked for
     store = MemoryStore()
     Session.create(store, parse(TEXT), NczarrV2()).close()
-    store.set(".zmetadata", b'{"metadata": [], "zarr_consolidated_format": 1}')
+    store.set(".zmetadata", copy)
+    with caplog.at_level(logging.WARNING):
+        assert Session.open(store, NczarrV2()).dataset.find_variable("t") is not None
+    assert ".zmetadata: " in caplog.text
     with pytest.raises(FormatError, match=r"^\.zmetadata: "):
-        Session.open(store, NczarrV2())
+        Session.open(store, NczarrV2(), use_consolidated=True)
     assert Session.open(store, NczarrV2(), use_consolidated=False).dataset.find_variable("t") is not None
 
 

@@ -355,6 +355,9 @@ def test_hand_picked_everywhere(name: str) -> None:
     documents, _ = HAND_PICKED[name]
     store = _store_of(documents)
     _read_everything(store)  # any error but an NCZarrError fails the test
+    if name == "v2 .zmetadata a list":  # as netcdf-c, a copy that cannot be used is left aside
+        _open_netcdf(store)
+        return
     with pytest.raises(NCZarrError):
         _open_netcdf(store)
 

@@ -116,11 +116,6 @@ def test_fill_values_as_netcdf4(convention: str, netcdf4_fills: list[Any], tmp_p
                 _assert_same_error(expected, outcome, case)
                 continue
             assert not isinstance(outcome, Exception), f"{case}: netCDF4 stores {expected!r}, nczarr raised {outcome!r}"
-            if convention == "ZARR_V2" and _is_default_fill(case[0], expected):
-                # xarray's v2 convention: the fill is the array's fill_value, and one equal to
-                # netCDF's default reads back as the default (no attribute, the same masking)
-                assert "_FillValue" not in ds[f"v{i}"].ncattrs()
-                continue
             stored = ds[f"v{i}"].getncattr("_FillValue")
             assert _same_value(expected, stored, typed=True), f"{case}: netCDF4 {expected!r}, nczarr {stored!r}"
 
