@@ -133,6 +133,11 @@ class UnsizedTypeError(NCZarrError, ValueError):
     does not resolve, or is a string or vlen)."""
 
 
+class RecordDecodeError(NCZarrError, ValueError):
+    """Stored bytes of a variable-length value (a compound with string or vlen fields, a
+    vlen of such values) that do not hold a value of its type in the record encoding."""
+
+
 class FormatError(NCZarrError, ValueError):
     """A dataset that a convention cannot hold, or a store that breaks its convention."""
 

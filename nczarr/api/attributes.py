@@ -37,7 +37,12 @@ def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: b
         array = np.array(values, dtype_of(type))
         return array[0] if len(array) == 1 else array
     # user types: compound records, enum numbers, vlen sequences as netCDF4 gives them
-    array = np.array(values, dtype=object) if values and isinstance(values[0], list) else np.array(values)
+    try:
+        array = np.array(values, dtype=object) if values and isinstance(values[0], list) else np.array(values)
+    except ValueError:  # records holding vlens (ragged): one tuple each
+        array = np.empty(len(values), object)
+        for i, value in enumerate(values):
+            array[i] = value
     return array[0] if len(array) == 1 else array
 
 

@@ -4,6 +4,7 @@ extra ``hdf5``: the tree, storage settings and raw values as netCDF4 shows them.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import math
 import os
@@ -51,6 +52,7 @@ from nczarr.values.storage import (
     VariableStorage,
     netcdf_chunks,
 )
+from nczarr.values.stored import convert_records, decode_records, encode_records, has_record_encoding
 from nczarr.values.types import (
     DEFAULT_FILL,
     atomic_type_of,
@@ -104,6 +106,30 @@ def require_h5netcdf() -> tuple[ModuleType, ModuleType]:
 # -- reading -----------------------------------------------------------------------------
 
 
+@functools.cache
+def _tolerant_file_class(h5netcdf: ModuleType) -> type:
+    """``h5netcdf.File`` passing over committed types it does not keep (opaque: h5netcdf 1.8
+    fails on them, "no attribute 'maps'"); the reader takes every type from h5py itself."""
+
+    def add_usertype(group: Any, h5type: Any, add: Callable[[Any, Any], None]) -> None:
+        if group._get_usertype_dict(h5netcdf.core._get_h5usertype_identifier(h5type)) is not None:
+            add(group, h5type)
+
+    class TolerantGroup(h5netcdf.Group):  # type: ignore[name-defined]
+        _group_cls = property(lambda self: TolerantGroup)
+
+        def _add_usertype(self, h5type: Any) -> None:
+            add_usertype(self, h5type, h5netcdf.Group._add_usertype)
+
+    class TolerantFile(h5netcdf.File):  # type: ignore[name-defined]
+        _group_cls = property(lambda self: TolerantGroup)
+
+        def _add_usertype(self, h5type: Any) -> None:
+            add_usertype(self, h5type, h5netcdf.File._add_usertype)
+
+    return TolerantFile
+
+
 class Hdf5Reader:
     """A netCDF-4 file open for reading (a :class:`~nczarr.values.source.DatasetSource`)."""
 
@@ -122,12 +148,17 @@ class Hdf5Reader:
             if not self._h5py.is_hdf5(self.path):
                 raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
             self._file = self._h5py.File(self.path, "r")
-            self._nc = h5netcdf.File(self._file, "r", phony_dims="sort")
+            self._nc = _tolerant_file_class(h5netcdf)(self._file, "r", phony_dims="sort")
         except Exception as error:
             self.close()
             raise _file_error(self.path, error) from error
         classic = "_nc3_strict" in self._file.attrs
         self.data_model = "NETCDF4_CLASSIC" if classic else "NETCDF4"
+        #: What ``ncdump -s`` shows of the file: its ``_NCProperties`` (None: it has none)
+        #: and the version of its HDF5 superblock.
+        properties = self._file.attrs.get("_NCProperties")
+        self.properties = properties.decode("utf-8", "replace") if isinstance(properties, bytes) else properties
+        self.superblock_version = int(self._file.id.get_create_plist().get_version()[0])
         self.dataset = Dataset(data_model=DataModel.CLASSIC if classic else DataModel.ENHANCED)
         self.storage = {}
         #: What the tree and ``storage`` cannot say (szip, unknown filters), by variable FQN.
@@ -254,7 +285,7 @@ class Hdf5Reader:
             empty = attribute.get_space().get_simple_extent_type() == self._h5py.h5s.NULL
             if tid.get_class() == self._h5py.h5t.STRING:
                 if not tid.is_variable_str() and (empty or attribute.shape == ()):
-                    owner.add_attribute(name, AtomicType.CHAR, "" if empty else _text(h5obj.attrs[name]))
+                    owner.add_attribute(name, AtomicType.CHAR, "" if empty else _char_text(attribute))
                 else:
                     texts: Iterable[object] = () if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
                     owner.add_attribute(name, AtomicType.STRING, [_text(t).rstrip("\0") for t in texts])
@@ -298,9 +329,14 @@ class Hdf5Reader:
         dtype = self._value_dtype(variable)
         shape = tuple(s.stop - s.start for s in selection)
         inner = tuple(slice(min(s.start, n), min(s.stop, n)) for s, n in zip(selection, h5ds.shape))
+        records = self._record_type(variable)
         try:
             if dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
                 data = np.asarray(h5ds.asstr()[inner], dtype=object)
+            elif isinstance(records, VlenType):
+                data = _vlens_of_records(h5ds, inner)
+            elif records is not None:
+                data = _records(h5ds, inner)
             else:
                 data = np.asarray(h5ds[inner])
         except OSError as error:
@@ -310,7 +346,11 @@ class Hdf5Reader:
             ) from error
         except Exception as error:  # h5py's errors on corrupt data are of many classes
             raise _file_error(self.path, error, f"cannot read {variable.fqn}") from error
-        if dtype.fields is not None:  # the file's offsets to C alignment, padding zeroed
+        if h5ds.ndim == 0 and dtype.kind == "O" and data.shape != ():  # h5py gives a scalar vlen's elements
+            data = _one_object(data)
+        if records is not None:  # strings as str, every record in the aligned layout
+            data = convert_records(data, records, resolver=self._resolver)
+        elif dtype.fields is not None:  # the file's offsets to C alignment, padding zeroed
             aligned = np.zeros(data.shape, dtype)
             for name in dtype.names or ():
                 aligned[name] = data[name]
@@ -320,13 +360,25 @@ class Hdf5Reader:
         if data.shape == shape:
             return data
         out = np.empty(shape, dtype)
-        if variable.type is AtomicType.STRING or dtype.kind != "O":
+        if records is not None:  # a compound's zero record, or an empty vlen
+            out = decode_records(np.full(shape, b"", object), records, resolver=self._resolver)
+        elif variable.type is AtomicType.STRING or dtype.kind != "O":
             out[...] = self._fill(variable, h5ds, dtype)
         else:  # a vlen: an empty sequence in each element
             for index in np.ndindex(shape):
                 out[index] = np.array([], self._datasets[variable.fqn].dtype.metadata["vlen"])
         out[tuple(slice(0, n) for n in data.shape)] = data
         return out
+
+    def _record_type(self, variable: Variable) -> CompoundType | VlenType | None:
+        """The type of ``variable`` when its values hold variable-length parts inside
+        records (see ``values.stored.has_record_encoding``), else None."""
+        if isinstance(variable.type, AtomicType):
+            return None
+        found = self._user_type(variable)
+        if isinstance(found, CompoundType | VlenType) and has_record_encoding(found, resolver=self._resolver):
+            return found
+        return None
 
     def _value_dtype(self, variable: Variable) -> np.dtype:
         """The dtype of the raw values of ``variable``; numbers (and enums) in the file's
@@ -349,6 +401,67 @@ class Hdf5Reader:
         return np.asarray(fill).astype(dtype) if dtype.fields is not None else np.asarray(fill).view(dtype)
 
 
+#: h5py's error converting an empty vlen of records that hold strings or vlens.
+_EMPTY_VLEN_FAILURE = "invalid background buffer pointer"
+
+
+def _one_object(value: object) -> np.ndarray:
+    """A 0-d object array holding ``value`` (numpy would unpack a sequence)."""
+    out = np.empty((), object)
+    out[()] = value
+    return out
+
+
+def _vlens_of_records(h5ds: Any, inner: tuple[slice, ...]) -> np.ndarray:
+    """A block of a vlen of records holding strings or vlens. h5py fails on a block holding
+    an empty one; such a block is read again value by value, the failing ones empty."""
+    try:
+        return _one_object(h5ds[()]) if h5ds.ndim == 0 else np.asarray(h5ds[inner])
+    except TypeError as error:
+        if _EMPTY_VLEN_FAILURE not in str(error):
+            raise
+    element = h5ds.dtype.metadata["vlen"]
+    out = np.empty(tuple(s.stop - s.start for s in inner), object)
+    for index in np.ndindex(out.shape):
+        at = tuple(s.start + i for s, i in zip(inner, index))
+        try:
+            out[index] = h5ds[at]
+        except TypeError as error:
+            if _EMPTY_VLEN_FAILURE not in str(error):
+                raise
+            out[index] = np.empty(0, element)
+    return out
+
+
+def _records(h5ds: Any, inner: tuple[slice, ...]) -> np.ndarray:
+    """A block of records holding strings or vlens. h5py fails on a block holding an empty
+    vlen of such records in a field; such a block is read again field by field, such a
+    field value by value, the failing values empty."""
+    try:
+        return np.asarray(h5ds[inner])
+    except TypeError as error:
+        if _EMPTY_VLEN_FAILURE not in str(error):
+            raise
+    out = np.zeros(tuple(s.stop - s.start for s in inner), h5ds.dtype)
+    for name in h5ds.dtype.names:
+        try:
+            out[name] = h5ds.fields([name])[inner][name]
+            continue
+        except TypeError as error:
+            if _EMPTY_VLEN_FAILURE not in str(error):
+                raise
+        element = h5ds.dtype[name].metadata["vlen"]  # only vlen fields fail so
+        for index in np.ndindex(out.shape):
+            at = tuple(s.start + i for s, i in zip(inner, index))
+            try:
+                out[name][index] = h5ds.fields([name])[at]
+            except TypeError as error:
+                if _EMPTY_VLEN_FAILURE not in str(error):
+                    raise
+                out[name][index] = np.empty(0, element)
+    return out
+
+
 def _file_error(path: str, error: Exception, problem: str = "not a readable netCDF-4/HDF5 file") -> NCZarrError:
     """An error of h5py or h5netcdf (any class: corrupt files raise OSError, KeyError,
     ValueError, RuntimeError...) as an Hdf5Error naming the file; nczarr's own pass on."""
@@ -365,6 +478,14 @@ def _dimension_id(h5group: Any, name: str) -> float:
     return math.inf if scale is None else int(scale.attrs.get("_Netcdf4Dimid", math.inf))
 
 
+def _char_text(attribute: Any) -> str:
+    """A char attribute's text with any NUL inside it: read in its own type, as HDF5's
+    conversion of a null-terminated string stops at the first NUL (netcdf-c keeps them all)."""
+    raw = np.zeros((), dtype=f"S{attribute.get_type().get_size()}")
+    attribute.read(raw, mtype=attribute.get_type())
+    return _text(raw.tobytes().rstrip(b"\0"))
+
+
 def _text(value: Any) -> str:
     """A text attribute value as the model holds it (bytes that are not UTF-8 kept as
     surrogate escapes)."""
@@ -379,6 +500,8 @@ def _model_value(value: Any, type: Any) -> Any:
         return tuple(_model_value(value[name], None) for name in value.dtype.names)
     if isinstance(value, np.void):
         return value.tobytes()
+    if isinstance(value, bytes):  # a string field of a record (h5py gives vlen strings as bytes)
+        return value.decode("utf-8", "surrogateescape")
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "S":
             return b"".join(value.ravel().tolist()).decode("utf-8", "surrogateescape")
@@ -454,14 +577,17 @@ def problems(
         for tp in group.types:
             if isinstance(tp, OpaqueType):
                 found.append(f"{tp.fqn}: h5netcdf cannot write opaque types")
-            elif isinstance(tp, VlenType) and not isinstance(tp.base, AtomicType):
-                found.append(f"{tp.fqn}: h5netcdf writes vlen types of atomic types only")
             elif isinstance(tp, VlenType) and tp.base is AtomicType.STRING:
-                found.append(f"{tp.fqn}: netCDF-4 has no vlen of strings")
+                found.append(f"{tp.fqn}: h5py cannot write vlens of strings (NCZARR stores them)")
+            elif isinstance(tp, VlenType) and not isinstance(tp.base, AtomicType | CompoundType):
+                base = resolver.type(group, tp.base)
+                if not isinstance(base, CompoundType | VlenType):
+                    found.append(f"{tp.fqn}: h5netcdf writes vlen types of atomic, compound and vlen types only")
             elif isinstance(tp, CompoundType):
                 for field in tp.fields:
-                    if not isinstance(field.type, AtomicType) or field.type is AtomicType.STRING:
-                        found.append(f"{tp.fqn}: field {field.name!r} is not of a fixed-size atomic type")
+                    member = field.type if isinstance(field.type, AtomicType) else resolver.type(group, field.type)
+                    if not isinstance(member, AtomicType | CompoundType | VlenType):
+                        found.append(f"{tp.fqn}: field {field.name!r} is of an enum or opaque type, which is not written to HDF5")
         for variable in group.variables:
             for ref in variable.dimensions:
                 dimension = None if isinstance(ref, int) else resolver.dimension(group, ref)
@@ -529,9 +655,30 @@ class _Writer:
         if isinstance(tp, EnumType):
             return nc.create_enumtype(value_dtype(tp), tp.name, {m.name: m.value for m in tp.members})
         if isinstance(tp, VlenType):
-            return nc.create_vltype(element_dtype(tp, packed=False), tp.name)
+            return nc.create_vltype(self.h5py.check_vlen_dtype(self._h5_dtype(tp)), tp.name)
         assert isinstance(tp, CompoundType)  # problems() refused opaque types
-        return nc.create_cmptype(compound_dtype(tp), tp.name)
+        return nc.create_cmptype(self._h5_dtype(tp), tp.name)
+
+    def _h5_dtype(self, tp: AtomicType | UserType) -> np.dtype:
+        """The dtype h5py stores values of ``tp`` as: numbers little-endian, strings and vlens
+        with h5py's markers, compounds C-aligned without trailing padding (as h5netcdf
+        commits them, so that a compound field is equal to the type it names)."""
+        if tp is AtomicType.STRING:
+            return np.dtype(self.h5py.string_dtype())
+        if isinstance(tp, AtomicType | EnumType):
+            return value_dtype(tp)
+        if isinstance(tp, VlenType):
+            return np.dtype(self.h5py.vlen_dtype(self._h5_dtype(self._member(tp, tp.base))))
+        assert isinstance(tp, CompoundType)
+        if not has_record_encoding(tp, resolver=self.resolver):
+            return compound_dtype(tp, resolver=self.resolver)
+        # packed: h5py cannot convert vlens inside padded records (netcdf-c matches a field's
+        # type to the committed one by their native forms, which it aligns again)
+        fields = [(f.name, self._h5_dtype(self._member(tp, f.type)), f.shape) for f in tp.fields]
+        return np.dtype([(name, (member, shape)) if shape else (name, member) for name, member, shape in fields])
+
+    def _member(self, owner: UserType, ref: AtomicType | str) -> AtomicType | UserType:
+        return ref if isinstance(ref, AtomicType) else self._user_type(owner.group or self.source.dataset, ref)
 
     def _user_type(self, scope: Group, ref: str) -> UserType:
         found = self.resolver.type(scope, ref)
@@ -564,13 +711,19 @@ class _Writer:
         else:
             tp = self._user_type(group, type)
             dtype = self.types[tp.fqn]
-            if fill is None and isinstance(tp, CompoundType):
+            if isinstance(tp, CompoundType) and has_record_encoding(tp, resolver=self.resolver):
+                # records holding strings or vlens: HDF5's zero fill (NULL strings, empty vlens);
+                # h5py corrupts a fill value holding vlens. _FillValue stays an attribute.
+                fill = None
+            elif fill is None and isinstance(tp, CompoundType):
                 fill = np.zeros((), compound_dtype(tp))
                 if fill.dtype.names == ("r", "i") and fill.dtype["r"] == fill.dtype["i"] and fill.dtype["r"].kind == "f":
                     fill = np.zeros((), f"c{fill.dtype.itemsize}")  # h5py holds such a compound as complex
             elif fill is None and isinstance(tp, EnumType):
                 fill = default_fill(value_dtype(tp))
-        if not storage.fill:
+        if not storage.fill and np.dtype(getattr(dtype, "dtype", dtype)).hasobject:
+            pass  # HDF5 refuses "never fill" for strings and vlens; netcdf-c does not ask it
+        elif not storage.fill:
             fill = None
             kwargs["fill_time"] = "never"
         if storage.compression == "zlib":
@@ -641,7 +794,14 @@ class _Writer:
             else:
                 tp = self._user_type(scope, type)
                 committed = self.h5file[self.type_paths[tp.fqn]]
-                h5obj.attrs.create(name, _user_values(tp, list(values)), dtype=committed)
+                if isinstance(tp, CompoundType | VlenType) and has_record_encoding(tp, resolver=self.resolver):
+                    given = np.empty(len(values), object)
+                    for i, value in enumerate(values):
+                        given[i] = value
+                    records = convert_records(given, tp, resolver=self.resolver)
+                    h5obj.attrs.create(name, _h5_values(records, committed.dtype, self.h5py), dtype=committed)
+                else:
+                    h5obj.attrs.create(name, _user_values(tp, list(values)), dtype=committed)
 
     def _data(self, variable: Variable, h5ds: Any) -> None:
         shape = h5ds.shape
@@ -652,16 +812,76 @@ class _Writer:
         for block in plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks):
             data = self.source.read(variable, block)
             base = self.h5py.check_vlen_dtype(dtype)
-            if base is not None and base not in (str, bytes):
+            scope = variable.group
+            records = self._user_type(scope, variable.type) if scope and not isinstance(variable.type, AtomicType) else None
+            if isinstance(records, CompoundType | VlenType) and has_record_encoding(records, resolver=self.resolver):
+                # records with strings or vlens, in any form a source gives them
+                self._write_records(variable, records, h5ds, block, np.asarray(data))
+            elif base is not None and base not in (str, bytes):
                 # h5py would take equal-length sequences for one more dimension
                 values = np.empty(data.shape, dtype)
                 for index, item in np.ndenumerate(data):
                     values[index] = np.asarray(item, dtype=base)
                 h5ds.write_direct(values, dest_sel=block)
+            elif dtype.names is not None and np.asarray(data).dtype.names is not None:
+                h5ds[block] = _h5_values(np.asarray(data), dtype, self.h5py)  # the file's layout
             else:
                 h5ds[block] = data
             if self.progress is not None:
                 self.progress(int(np.asarray(data).size))
+
+
+    def _write_records(
+        self, variable: Variable, type: CompoundType | VlenType, h5ds: Any, block: tuple[slice, ...], data: np.ndarray
+    ) -> None:
+        """Write values holding strings or vlens inside records. h5py fails on an empty vlen
+        of such records, so values equal to the file's zero fill (empty records, empty
+        vlens) are left to it."""
+        raw = convert_records(data, type, resolver=self.resolver)
+        encoded = encode_records(raw, type, resolver=self.resolver).reshape(-1)
+        empty = encode_records(decode_records(np.full(1, b"", object), type, resolver=self.resolver), type)[0]
+        if all(e == empty for e in encoded):
+            return
+        values = _h5_values(raw, h5ds.dtype, self.h5py)
+        try:
+            if isinstance(type, VlenType) and empty in encoded:
+                for index, item in np.ndenumerate(values):
+                    if len(item):
+                        h5ds[tuple(s.start + i for s, i in zip(block, index))] = item
+            else:
+                h5ds[block] = values
+        except TypeError as error:  # h5py's conversion of an empty vlen of records in a record
+            raise Hdf5Error(
+                f"{variable.fqn}: h5py cannot write these values of {type.fqn} ({error}); an empty vlen "
+                "of records holding strings or vlens inside a record is one (netcdf-c 4.9 cannot either)"
+            ) from error
+
+
+def _h5_values(values: np.ndarray, dtype: np.dtype, h5py: Any) -> np.ndarray:
+    """Raw values (records whose string and vlen fields hold ``str`` and arrays) as an
+    array of h5py's ``dtype`` for them (vlens of records made of its records too)."""
+    out = np.zeros(values.shape, dtype)
+    if dtype.names is None:
+        base = h5py.check_vlen_dtype(dtype)
+        if base is str:  # h5py cannot write a NULL string (a record never written): ""
+            for index, item in np.ndenumerate(values):
+                out[index] = "" if item is None else item
+        elif base is None or base is bytes:
+            out[...] = values
+        else:
+            for index, item in np.ndenumerate(values):
+                out[index] = _h5_values(np.asarray(item), base, h5py)
+        return out
+    assert dtype.fields is not None
+    for name in dtype.names:
+        field = dtype.fields[name][0]
+        base = field.subdtype[0] if field.subdtype is not None else field
+        given = np.asarray(values[name])
+        if base.names or base.hasobject:
+            out[name] = _h5_values(given, base, h5py)
+        else:  # h5netcdf commits char fields ``S1`` as ``(S1, (1,))``
+            out[name] = given.reshape(out[name].shape)
+    return out
 
 
 def _recreate(h5group: Any, h5ds: Any, datatype: Any, options: dict[str, Any]) -> Any:

@@ -63,7 +63,7 @@ from nczarr.model import (
 )
 from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
-from nczarr.values.types import DEFAULT_FILL, fill_attribute, numpy_dtype, packed_dtype
+from nczarr.values.types import DEFAULT_FILL, fill_attribute, is_fixed_size, numpy_dtype, packed_dtype
 from nczarr.zarr.codecs.compress import BLOSC_SHUFFLES
 from nczarr.zarr.hierarchy import new_array_metadata
 from nczarr.zarr.jsonvalue import JSON
@@ -113,18 +113,11 @@ class Nczarr(Convention):
         resolver = Resolver()
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
-                if isinstance(user_type, VlenType):
-                    base = _resolve(user_type.base, group, resolver)
-                    if (
-                        not isinstance(base, AtomicType | EnumType | OpaqueType | CompoundType)
-                        or base is AtomicType.STRING
-                    ):
-                        found.append(
-                            f"{user_type.fqn}: a vlen of {user_type.base} cannot be stored; its base must be fixed-size"
-                        )
+                if isinstance(user_type, VlenType) and _resolve(user_type.base, group, resolver) is None:
+                    found.append(f"{user_type.fqn}: type {user_type.base!r} does not resolve")
                 if isinstance(user_type, CompoundType):
-                    try:
-                        packed_dtype(user_type, resolver=resolver)
+                    try:  # variable-length fields are stored in the record encoding
+                        is_fixed_size(user_type, resolver=resolver)
                     except UnsizedTypeError as exc:
                         found.append(str(exc))
                 if isinstance(user_type, EnumType) and not (
@@ -289,7 +282,7 @@ class Nczarr(Convention):
                 fill = DEFAULT_FILL[type.base] if fill is None else fill  # type: ignore[index]
             else:
                 fill = None
-            if isinstance(type, VlenType):
+            if dtype.kind == "O":  # vlens, compounds with variable-length fields
                 kind = "bytes"
         return ArrayPlanV3(type, dimensions, dtype, kind, fill, nczarr_type)
 
@@ -405,10 +398,11 @@ def _atomic_dtype(type: AtomicType) -> np.dtype:
 def _user_dtype(type: UserType, resolver: Resolver) -> np.dtype:
     """The numpy dtype of a user type's array: an enum's base, opaque bytes, a compound as a
     structured type when Zarr v3 can express it (scalar numeric fields) else raw bytes, a
-    vlen as variable-length bytes."""
+    vlen or a compound with variable-length fields as variable-length bytes (the record
+    encoding of ``values.stored``)."""
     if isinstance(type, EnumType):
         return _atomic_dtype(type.base)  # type: ignore[arg-type]
-    if isinstance(type, VlenType):
+    if isinstance(type, VlenType) or not is_fixed_size(type, resolver=resolver):
         return np.dtype(object)
     packed = packed_dtype(type, resolver=resolver)
     fields: Mapping[str, Any] = packed.fields or {}

@@ -124,9 +124,6 @@ class _Checker:
         self.problems: list[Problem] = []
         self.unlimited: Dimension | None = None  # the first one, for the classic model
         self.good_names: set[str] = set()  # names repeat: units, long_name...
-        # By type id: whether it is fixed-size (the same whatever the path that reached it,
-        # so kept: compounds that share field types are not walked again and again).
-        self.fixed_sizes: dict[int, bool] = {}
 
     def run(self) -> list[Problem]:
         version = self.dataset.zarr_version
@@ -392,33 +389,26 @@ class _Checker:
         for fld in tp.fields:
             at = fld.position
             ftype = self.type_ref(tp, group, fld.type, at)
-            if ftype is not None and not self.fixed_size(ftype, frozenset()):
+            # fields may be of any size (strings, vlens: netCDF-4 allows them), but a type
+            # cannot be defined in terms of itself
+            if ftype is not None and self.holds(ftype, tp, set()):
                 label = type_label(ftype)
-                self.error(tp, f"field {fld.name!r} has type {label}, which is not fixed-size", at)
+                self.error(tp, f"field {fld.name!r} has type {label}, which holds {tp.fqn} itself", at)
             for size in fld.shape:
                 self.size(tp, size, 1, f"field {fld.name!r} dimension size", at)
 
-    def fixed_size(self, tp: AtomicType | UserType, visiting: frozenset[int]) -> bool:
-        if isinstance(tp, AtomicType):
-            return tp.is_fixed_size
-        if isinstance(tp, (EnumType, OpaqueType)):
+    def holds(self, tp: AtomicType | UserType, wanted: CompoundType, seen: set[int]) -> bool:
+        """Whether ``tp`` is ``wanted`` or holds it in a field or as a vlen's base, at any
+        depth (``seen``: the types already walked in this search, each walked once)."""
+        if tp is wanted:
             return True
-        if isinstance(tp, VlenType) or id(tp) in visiting:  # a compound holding itself is infinite
+        if isinstance(tp, AtomicType | EnumType | OpaqueType) or id(tp) in seen:
             return False
-        assert isinstance(tp, CompoundType)
-        known = self.fixed_sizes.get(id(tp))
-        if known is not None:
-            return known
-        inner = visiting | {id(tp)}
+        seen.add(id(tp))
         scope = tp.group or self.dataset
-        fixed = True
-        for fld in tp.fields:
-            ftype = self.lookup(scope, fld.type)
-            if ftype is not None and not self.fixed_size(ftype, inner):
-                fixed = False
-                break
-        self.fixed_sizes[id(tp)] = fixed
-        return fixed
+        assert isinstance(tp, VlenType | CompoundType)
+        refs = [tp.base] if isinstance(tp, VlenType) else [f.type for f in tp.fields]
+        return any((found := self.lookup(scope, ref)) is not None and self.holds(found, wanted, seen) for ref in refs)
 
     def enum(self, tp: EnumType, group: Group) -> None:
         base = self.type_ref(tp, group, tp.base)

@@ -129,7 +129,7 @@ def value_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = None
     if isinstance(type, AtomicType):
         return dtype_of(type)
     if isinstance(type, EnumType):
-        return value_dtype(_member(type, type.base, resolver), resolver=resolver)
+        return value_dtype(member_type(type, type.base, resolver), resolver=resolver)
     if isinstance(type, CompoundType):
         return compound_dtype(type, resolver=resolver)
     if isinstance(type, OpaqueType):
@@ -140,7 +140,7 @@ def value_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = None
 def element_dtype(type: VlenType, *, packed: bool, resolver: Resolver | None = None) -> np.dtype:
     """The dtype of the elements of a vlen type: as netCDF4 shows them, or as stored
     (``packed``: little-endian, no padding)."""
-    base = _member(type, type.base, resolver)
+    base = member_type(type, type.base, resolver)
     if packed:
         return packed_dtype(base, resolver=resolver)
     return value_dtype(base, resolver=resolver)
@@ -150,13 +150,16 @@ def compound_dtype(
     type: CompoundType, *, view: bool = False, packed: bool = False, resolver: Resolver | None = None
 ) -> np.dtype:
     """The dtype of a compound type: C-aligned as netCDF4 shows it, or as stored (``packed``:
-    no padding, little-endian); char-array fields as ``S<n>`` when ``view``.
-    UnsizedTypeError when a field's type does not resolve or has no fixed size."""
+    no padding, little-endian); char-array fields as ``S<n>`` when ``view``. Fields of
+    variable-length types (string, vlen) are ``object`` fields in the aligned view (a ``str``,
+    a 1-D array of the vlen's elements); they have no packed layout.
+    UnsizedTypeError when a field's type does not resolve, or ``packed`` and a field has no
+    fixed size."""
     fields: list[tuple[str, np.dtype] | tuple[str, np.dtype, tuple[int, ...]]] = []
     for f in type.fields:
-        member = _member(type, f.type, resolver, f.name)
+        member = member_type(type, f.type, resolver, f.name)
         shape = tuple(f.shape)
-        if member is AtomicType.STRING or isinstance(member, VlenType):
+        if packed and (member is AtomicType.STRING or isinstance(member, VlenType)):
             raise UnsizedTypeError(f"{type.fqn}: field {f.name!r} of type {f.type} has no fixed size")
         if packed:
             dtype = packed_dtype(member, resolver=resolver)
@@ -170,13 +173,31 @@ def compound_dtype(
     return np.dtype(fields, align=not packed)
 
 
+def is_fixed_size(type: AtomicType | UserType, *, resolver: Resolver | None = None) -> bool:
+    """Whether every value of a type takes the same bytes: not a string, a vlen, or a compound
+    holding one (at any depth; a compound holding itself is not). UnsizedTypeError when a
+    field's type does not resolve."""
+    return _fixed_size(type, resolver or Resolver(), frozenset())
+
+
+def _fixed_size(type: AtomicType | UserType, resolver: Resolver, inside: frozenset[int]) -> bool:
+    if isinstance(type, AtomicType):
+        return type.is_fixed_size
+    if isinstance(type, VlenType) or id(type) in inside:
+        return False
+    if isinstance(type, CompoundType):
+        inner = inside | {id(type)}
+        return all(_fixed_size(member_type(type, f.type, resolver, f.name), resolver, inner) for f in type.fields)
+    return True
+
+
 def packed_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = None) -> np.dtype:
     """The dtype of a type's values as stored: little-endian, no padding (``object`` for
     string and vlen). UnsizedTypeError as :func:`compound_dtype`."""
     if isinstance(type, AtomicType):
         return numpy_dtype(type)
     if isinstance(type, EnumType):
-        return packed_dtype(_member(type, type.base, resolver), resolver=resolver)
+        return packed_dtype(member_type(type, type.base, resolver), resolver=resolver)
     if isinstance(type, CompoundType):
         return compound_dtype(type, packed=True, resolver=resolver)
     if isinstance(type, OpaqueType):
@@ -184,7 +205,7 @@ def packed_dtype(type: AtomicType | UserType, *, resolver: Resolver | None = Non
     return np.dtype(object)
 
 
-def _member(owner: UserType, ref: TypeRef, resolver: Resolver | None, field: str | None = None) -> AtomicType | UserType:
+def member_type(owner: UserType, ref: TypeRef, resolver: Resolver | None, field: str | None = None) -> AtomicType | UserType:
     """The type ``ref`` names, seen from the group of ``owner``; UnsizedTypeError when it
     names none."""
     if isinstance(ref, AtomicType):

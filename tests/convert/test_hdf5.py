@@ -550,3 +550,38 @@ def test_missing_extra_names_it(sample: Path, tmp_path: Path, monkeypatch: pytes
     with pytest.raises(ImportError, match=re.escape("nczarr[hdf5]")):
         write_hdf5(tmp_path / "x.nc", object())  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+NETCDF_C_QUIRKS_CDL = r"""netcdf quirks {
+types:
+  opaque(3) blob ;
+dimensions:
+  n = 2 ;
+variables:
+  blob b(n) ;
+  char c ;
+    c:inner = "x\000y" ;
+    c:trailing = "x\000" ;
+data:
+  b = 0xa1b2c3, 0x010203 ;
+group: g {
+  types:
+    opaque(2) pair ;
+  variables:
+    pair p ;
+  data:
+    p = 0xbeef ;
+  }
+}
+"""
+
+
+def test_files_ncgen_writes_with_opaque_types_and_nul_bytes_read_as_ncdump_shows_them(tmp_path: Path) -> None:
+    """h5netcdf alone fails on a committed opaque type, and HDF5's string conversion stops at
+    a char attribute's first NUL: the reader passes over both as netcdf-c does."""
+    (tmp_path / "quirks.cdl").write_text(NETCDF_C_QUIRKS_CDL)
+    subprocess.run(["ncgen", "-k", "nc4", "-o", "quirks.nc", "quirks.cdl"], cwd=tmp_path, check=True)
+    ours = subprocess.run(
+        [sys.executable, "-m", "nczarr.cli", "dump", "quirks.nc"], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    assert ours.split("\n", 1)[1] == ncdump(tmp_path / "quirks.nc")

@@ -77,5 +77,6 @@ def test_user_types() -> None:
 
 
 def test_unsized_field() -> None:
+    assert compound_dtype(_type("bad"))["w"] == np.dtype(object)  # a vlen field: an object
     with pytest.raises(UnsizedTypeError, match="field 'w' of type v has no fixed size"):
-        compound_dtype(_type("bad"))
+        compound_dtype(_type("bad"), packed=True)
