@@ -65,6 +65,13 @@ _VARIABLE_SPECIALS = (
     "_Filter",
     "_Codecs",
 )
+#: The special attribute names ncgen's lexer reads as their own tokens: never names of
+#: dimensions, variables, types or groups, and attributes only where its grammar has them.
+_SPECIAL_TOKENS = frozenset(
+    (*_GLOBAL_SPECIALS, *_VARIABLE_SPECIALS, "_FillValue", "_QuantizeGranularBitRoundNumberOfSignificantDigits")
+)
+#: Words ncgen never takes as a name (besides the grammar's keywords and numbers).
+_RESERVED = _SPECIAL_TOKENS | {"netcdf", "NETCDF", "netCDF", "_"}
 _TRUE = {"true": True, "1": True, "false": False, "0": False}
 #: The bytes of values held as whole arrays in a CdlDataset; beyond, PaddedValues.
 EAGER_BYTES = 64 << 20
@@ -100,6 +107,7 @@ _DESCRIBE = {
     "NUMBER": "a number",
     "STRING": "a string",
     "CHARCONST": "a character constant",
+    "NIL": "NIL",
     "$END": "end of text",
 }
 
@@ -205,9 +213,10 @@ def _parser() -> LalrParser[list[Any]]:
         start="start",
         builder=_Syntax(),
         word="IDENT",
-        word_kinds=("NUMBER",),
+        word_kinds=("NUMBER", "NIL"),
         leading=(("PATH", "/"), ("STRING", '"'), ("CHARCONST", "'")),
         describe=_DESCRIBE,
+        reserved=True,
     )
 
 
@@ -326,7 +335,7 @@ class _Syntax:
         return Const("call", (c[0], list(c[1:])), c[0])
 
     def nil(self, c: Any) -> Any:
-        return Const("nil", None, None)
+        return Const("nil", None, c[0])
 
     def primtype(self, c: Any) -> AtomicType:
         return _PRIMITIVES[c[0]]
@@ -390,10 +399,11 @@ class _Builder:
             self.root.data_model = DataModel.CLASSIC
             self.check_unlimited()
         data = self.fill_data()
-        # ncgen defines the types that refer to no other user type first, then those that
-        # refer to those, and so on (in text order within each depth); ncdump lists them so
+        # ncgen defines the types that refer to no other user type first, then the others
+        # in text order (its later passes take each once those it refers to are defined,
+        # and CDL has no forward references); ncdump lists them so
         for group in self.root.walk():
-            group.types.sort(key=lambda t: self.shapes[id(t)].depth)
+            group.types.sort(key=lambda t: self.shapes[id(t)].depth > 0)
         given = frozenset(variable.fqn for variable, *_ in self.pending.values())
         return CdlDataset(self.root, data, self.storage, kind, given)
 
@@ -409,10 +419,16 @@ class _Builder:
     def unique(self, group: Group, name: Token, dimension: bool = False) -> None:
         """Refuse a name already used in the group: dimensions have their own namespace;
         variables, types and groups share one."""
+        self.not_reserved(name)
         text = name_of(name)
         lists = (group.dimensions,) if dimension else (group.variables, group.types, group.groups)
         if any(node.name == text for nodes in lists for node in nodes):
             raise self.error(f"duplicate name {text!r}", name)
+
+    def not_reserved(self, name: Token) -> None:
+        """Refuse a word ncgen's lexer never reads as a name."""
+        if name.text in _RESERVED:
+            raise self.error(f"unexpected {name.text!r}; expected a name", name)
 
     # -- types ----------------------------------------------------------------------------
 
@@ -423,6 +439,7 @@ class _Builder:
             raise self.error(f"the base type of an enum must be an integer type, not {base}", name)
         values: dict[str, int] = {}
         for member, number in members:
+            self.not_reserved(member)
             text = name_of(member)
             if text in values:
                 raise self.error(f"duplicate enum member {text!r}", member)
@@ -451,6 +468,7 @@ class _Builder:
         for type_token, specs in fields:
             ref = self.type_ref(group, type_token, specs[0][0])
             for field_name, sizes in specs:
+                self.not_reserved(field_name)
                 text = name_of(field_name)
                 if any(f.name == text for f in compound.fields):
                     raise self.error(f"duplicate field {text!r}", field_name)
@@ -601,6 +619,10 @@ class _Builder:
             if declared is None:
                 raise self.error(f"undefined type {type_token.text!r}", type_token)
             self.type_ref(group, type_token, name)
+        if name.text in _SPECIAL_TOKENS:
+            self.special_allowed(owner is group, declared is not None, name)
+        else:
+            self.not_reserved(name)
         if isinstance(owner, Variable) and text in _VARIABLE_SPECIALS:
             self.variable_special(owner, text, name, values)
             return
@@ -612,6 +634,9 @@ class _Builder:
                 self.user_type(group, owner.type)
             if len(values) != 1 or _has_fill(values):
                 raise self.error("_FillValue needs exactly one value", name)
+            fill_char = typed_attribute(AtomicType.CHAR, values, self.error) if declared is AtomicType.CHAR else ""
+            if len(str(fill_char).encode("utf-8", "surrogateescape")) > 1:
+                raise self.error("the _FillValue of a char variable is one character", name)
         if declared is None:
             atype, converted = infer_attribute(values, name, self.error)
             self.type_use(atype, name)
@@ -626,6 +651,16 @@ class _Builder:
             converted = Values(self, group).attribute(declared, values, name)
             self.set_attribute(owner, text, declared.fqn, converted)
 
+    def special_allowed(self, is_global: bool, typed: bool, name: Token) -> None:
+        """Refuse a special attribute where ncgen's grammar has none: the global ones on the
+        dataset, the others on a variable, none typed but ``_FillValue``."""
+        if is_global:
+            allowed = name.text in _GLOBAL_SPECIALS and not typed
+        else:
+            allowed = name.text == "_FillValue" or (name.text not in _GLOBAL_SPECIALS and not typed)
+        if not allowed:
+            raise self.error(f"unexpected {name.text!r}; the special attribute cannot stand here", name)
+
     @staticmethod
     def set_attribute(owner: Group | Variable, name: str, type: Any, values: Any) -> None:
         """Add an attribute; one defined again keeps its place and takes the new value."""
@@ -636,9 +671,15 @@ class _Builder:
             found.type, found.values = type, values
 
     def global_special(self, name: str, token: Token, values: list[Any]) -> None:
+        consts = [constant(item) for item in values]
+        if name == "_IsNetcdf4":
+            self.special_bool(token, consts)
+        elif name == "_SuperblockVersion":
+            self.special_int(token, consts)
+        else:
+            value = self.special_string(token, consts)
         if name != "_Format":
             return  # what ncdump -s shows of the file; nothing to build
-        value = self.special_string(token, [constant(item) for item in values])
         try:
             self.format = normalize_kind(value)
         except CdlError:
@@ -673,28 +714,19 @@ class _Builder:
             if layout not in ("contiguous", "compact", "chunked"):
                 raise self.error(f"unknown _Storage {layout!r}", token)
             settings["layout"] = layout
+            if layout != "chunked":  # the last of _Storage and _ChunkSizes counts
+                settings.pop("chunks", None)
         elif name == "_ChunkSizes":
             if not values or any(v.kind != "number" or v.type is None or not v.type.is_integer for v in values):
                 raise self.error("_ChunkSizes needs integer values", token)
-            sizes = tuple(int(v.number()) for v in values)
-            if len(sizes) != len(variable.dimensions) or min(sizes) <= 0:
-                raise self.error(
-                    f"_ChunkSizes needs one positive size per dimension "
-                    f"({len(variable.dimensions)})",
-                    token,
-                )
-            for size, dim in zip(sizes, info["dims"]):
-                if not dim.unlimited and size > dim.size:  # netcdf-c: "Bad chunk sizes"
-                    raise self.error(
-                        f"_ChunkSizes: chunk size {size} is larger than dimension {dim.name!r} ({dim.size})", token
-                    )
-            settings["chunks"] = sizes
+            settings["layout"] = "chunked"
+            settings["chunks"] = self.chunk_sizes([int(v.number()) for v in values], info["dims"], token)
         elif name == "_DeflateLevel":
             level = self.special_int(token, values)
-            if not 0 <= level <= 9:
+            if level > 9:
                 raise self.error("_DeflateLevel must be from 0 to 9", token)
-            settings["compression"] = "zlib" if level else None
-            settings["complevel"] = level
+            settings["compression"] = "zlib" if level > 0 else None
+            settings["complevel"] = max(level, 0)
         elif name in ("_Shuffle", "_Fletcher32"):
             settings[name[1:].lower()] = self.special_bool(token, values)
         elif name == "_NoFill":
@@ -712,6 +744,20 @@ class _Builder:
                 settings["codecs"] = json.loads(text)
             except ValueError:
                 raise self.error("_Codecs is not valid JSON", token) from None
+
+    def chunk_sizes(self, sizes: list[int], dims: list[Dimension], token: Token) -> tuple[int, ...]:
+        """A chunk shape as ncgen takes _ChunkSizes: one size per dimension, the extra ones
+        ignored, a missing or 0 size the dimension's (netcdf-c's "Bad chunk sizes" for a
+        negative size or one beyond a fixed dimension)."""
+        if not dims:  # netcdf-c: "Invalid argument"
+            raise self.error("_ChunkSizes needs one positive size per dimension (0)", token)
+        shape = []
+        for index, dim in enumerate(dims):
+            size = sizes[index] if index < len(sizes) else 0
+            if size < 0 or (not dim.unlimited and size > dim.size):
+                raise self.error(f"_ChunkSizes: bad chunk size {size} for dimension {dim.name!r} ({dim.size})", token)
+            shape.append(size or max(1, dim.size))
+        return tuple(shape)
 
     def filters(self, settings: dict[str, Any], spec: str, token: Token) -> None:
         for part in filter(None, (p.strip() for p in spec.split("|"))):

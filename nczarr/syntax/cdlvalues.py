@@ -5,10 +5,9 @@ value: :class:`PaddedValues`)."""
 
 from __future__ import annotations
 
-import datetime
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any, Protocol, cast
@@ -106,6 +105,8 @@ class DataContext(Protocol):
 
     def user_type(self, group: Group, fqn: str) -> UserType: ...
 
+    def lookup_type(self, group: Group, token: Token) -> AtomicType | UserType | None: ...
+
     def unpack(self, items: list[DataItem]) -> list[DataItem]: ...
 
     def packed(self, items: list[DataItem], type: AtomicType | UserType) -> np.ndarray | None: ...
@@ -163,7 +164,6 @@ _SIMPLE = {
     b"?": b"\x7f",
 }
 _DIGITS_AFTER = re.compile(rb"\\[0-7]")
-_EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def name_of(token: Token) -> str:
@@ -290,15 +290,86 @@ def _unescape(body: str, token: Token, error: ErrorMaker | None) -> bytes:
 
 
 def _time(call: Const, error: ErrorMaker) -> float:
+    """ncgen's ``time("date")``: hours since 1970-01-01 in the proleptic Gregorian calendar
+    (netcdf-c's cdtime: ``cdChar2Comp`` then ``Cdh2e``)."""
     name, args = call.call()
-    if name.text != "time" or len(args) != 1 or constant(args[0]).kind != "text":
-        raise error(f"unknown function {name.text!r}; only time(\"date\") is known", name)
-    text = constant(args[0]).text()
-    try:
-        moment = datetime.datetime.fromisoformat(text.strip().replace("T", " "))
-    except ValueError:
-        raise error(f"bad date {text!r} in time()", name) from None
-    return (moment - _EPOCH).total_seconds() / 3600
+    if name.text.lower() != "time":
+        raise error(f"Unknown function name: {name.text}", name)
+    texts = [constant(arg) for arg in args]
+    if not 1 <= len(texts) <= 2 or any(t.kind != "text" for t in texts):
+        raise error("Expected function signature: time([string,]string)", name)
+    if len(texts) == 2:
+        raise error(f"Time conversion '{texts[0].text()}' not supported", name)
+    return _cd_hours(texts[0].text())
+
+
+# cdChar2Comp's sscanf "%ld-%hd-%hd %d:%d:%lf": the fields read up to the first that fails.
+_CD_TIME = re.compile(
+    r"\s*([+-]?\d+)(?:-\s*([+-]?\d+)(?:-\s*([+-]?\d+)(?:\s*([+-]?\d+)(?::\s*([+-]?\d+)"
+    r"(?::\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))?)?)?)?)?"
+)
+_DAYS_BEFORE_MONTH = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+
+
+def _cd_hours(text: str) -> float:
+    """Hours since 1970 of a date as cdtime reads it: unread fields take month 1, day 1,
+    hour 0; an hour, minute or second out of range stops the reading there; a month out of
+    range counts as January; a day is not checked."""
+    found = _CD_TIME.match(text)
+    year, month, day, hour = 0, 1, 1, 0.0
+    if found is not None:
+        fields = found.groups()
+        year = int(fields[0])
+        month = int(fields[1]) if fields[1] else 1
+        day = int(fields[2]) if fields[2] else 1
+        hours, minutes, seconds = fields[3:]
+        if hours is not None and 0 <= int(hours) <= 23:
+            hour = float(hours)
+            if minutes is not None and 0 <= int(minutes) <= 59:
+                hour += int(minutes) / 60
+                if seconds is not None and 0 <= float(seconds) <= 60:
+                    hour += float(seconds) / 3600
+    if not 1 <= month <= 12:
+        month = 1
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    day_of_year = _DAYS_BEFORE_MONTH[month - 1] + day + (1 if leap and month > 2 else 0)
+    days = _days_before_year(year) - _days_before_year(1970)
+    return (days + day_of_year - 1) * 24.0 + hour
+
+
+def _days_before_year(year: int) -> int:
+    """Days from year 0 to the start of ``year`` (proleptic Gregorian, any integer year)."""
+    return 365 * year - (-year // 4) + (-year // 100) - (-year // 400)
+
+
+# C's strtod: the longest prefix that is a number (after blanks), else 0.
+_STRTOD = re.compile(
+    r"\s*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
+    r"|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|([iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+    r"|([nN][aA][nN](?:\([0-9A-Za-z_]*\))?))"
+)
+_STRTOL = re.compile(r"\s*([+-]?[0-9]+)")
+
+
+def _string_number(text: str, type: AtomicType) -> int | float:
+    """A string converted to a number as ncgen does (``sscanf``): the number it starts
+    with, else 0; integers read as decimal integers and wrapped into the type."""
+    if type.is_integer:
+        found = _STRTOL.match(text)
+        whole = int(found.group(1)) if found is not None else 0
+        return wrap(max(-(2**63), min(whole, 2**64 - 1)), type)
+    number = _STRTOD.match(text)
+    value: float = 0.0
+    if number is not None:
+        sign, hexa, decimal, infinite, _ = number.groups()
+        if hexa is not None:
+            value = float.fromhex(hexa if "p" in hexa.lower() else hexa + "p0")
+        elif decimal is not None:
+            value = float(decimal)
+        else:
+            value = math.inf if infinite is not None else math.nan
+        value = -value if sign == "-" else value
+    return float(np.float32(value)) if type is AtomicType.FLOAT else value
 
 
 # -- attributes -------------------------------------------------------------------------------
@@ -317,6 +388,8 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
             return ""
         if kind in ("number", "char"):
             return str(item.value)
+    elif kind == "text":
+        return _string_number(item.text(), type)
     elif kind in ("number", "char", "opaque"):
         value = int(item.digits(), 16) if kind == "opaque" else item.number()
         if type.is_integer:
@@ -331,6 +404,11 @@ def typed_attribute(type: AtomicType, items: list[DataItem], error: ErrorMaker) 
     """The values of an attribute declared with an atomic type (char: one ``str``)."""
     consts = [constant(item, error) for item in items]
     if type is AtomicType.CHAR:
+        for item in consts:
+            if item.kind == "fill":
+                raise error("'_' is not allowed in an attribute", item.token)
+            if item.kind not in ("text", "char"):
+                raise error("Encountered non-string and non-char constant in datalist", item.token)
         return _char_bytes(consts).decode("utf-8", "surrogateescape")
     for item in consts:
         if item.kind == "fill":
@@ -419,7 +497,14 @@ class Values:
         if record is None:
             record = self.builder.fills[id(type)] = np.zeros((), self._dtype(type))
             for f in type.fields:
-                record[f.name] = self._default_fill(self._resolve(f.type))
+                ftype = self._resolve(f.type)
+                if self._dtype(ftype).kind == "O":  # a vlen's array stays one object per element
+                    holder = np.empty(f.shape, object)
+                    for index in np.ndindex(f.shape):
+                        holder[index] = self._default_fill(ftype)
+                    record[f.name][...] = holder
+                else:
+                    record[f.name] = self._default_fill(ftype)
         return record.copy()[()]
 
     def _fill_of(self, variable: Variable, type: AtomicType | UserType) -> Any:
@@ -453,7 +538,7 @@ class Values:
         if item.kind != "braced":
             raise self.error(f"a value of {type.kind} {type.name!r} needs braces", item.token)
         # (a braced item has no token of its own: errors inside it point at its first value)
-        inner = [constant(i, self.error) for i in item.items()]
+        inner = self._inner_items(item)
         if isinstance(type, VlenType):
             base = self._resolve(type.base)
             return [self._model_value(base, i, where) for i in inner]
@@ -476,10 +561,18 @@ class Values:
                 values.append(self._model_value(ftype, inner[index], where))
         return tuple(values)
 
+    def _inner_items(self, item: Const) -> list[Const]:
+        """The items of a braced value of a user type; NIL is refused there, as ncgen does."""
+        inner = [constant(i, self.error) for i in item.items()]
+        for i in inner:
+            if i.kind == "nil":
+                raise self.error("NIL data can only be assigned to variables or attributes of type string", i.token)
+        return inner
+
     def _array_field(self, type: AtomicType | UserType, shape: tuple[int, ...], item: Const) -> Any:
         if item.kind != "braced":
             raise self.error("an array field needs braces", item.token)
-        inner = [constant(i, self.error) for i in item.items()]
+        inner = self._inner_items(item)
         if type is AtomicType.CHAR:
             return char_array(inner, shape, b"\x00")
         fill = self._default_fill(type)
@@ -497,10 +590,13 @@ class Values:
         token = item.reference()
         text = token.text
         member = text.rsplit("/", 1)[-1]
-        if "." in member:
+        if "." in member and not any(m.name == unescape(member) for m in type.members):
+            # "T.c" (after a path too): T is the type its name finds from this group, as
+            # ncgen looks it up
             owner, member = member.rsplit(".", 1)
-            if unescape(owner) != type.name:
-                raise self.error(f"{text!r} is not a member of enum {type.name!r}", token)
+            found = self.builder.lookup_type(self.group, Token("IDENT", owner, token.offset, token.lines))
+            if found is not type:
+                raise self.error(f"Undefined enum constant: {text.rsplit('/', 1)[-1]}", token)
         wanted = unescape(member)
         for m in type.members:
             if m.name == wanted:
@@ -521,7 +617,7 @@ class Values:
             base = self._resolve(type.base)
             if item.kind != "braced":
                 raise self.error(f"a value of vlen type {type.name!r} needs braces", item.token)
-            inner = [constant(i, self.error) for i in item.items()]
+            inner = self._inner_items(item)
             return self._flat_array(base, inner, len(inner), self._default_fill(base))
         return self._model_value(type, item, item.token)
 
@@ -557,13 +653,9 @@ class Values:
             return None
         _, _, items, ref = pending
         type = self._resolve(variable.type)
+        if type is AtomicType.CHAR:
+            return list(self._char_plan(variable, dims, self.builder.unpack(items), ref)), ref
         if any(d.unlimited for d in dims[1:]):
-            if type is AtomicType.CHAR:
-                raise self.error(
-                    f"char data for {variable.name!r}, whose unlimited dimension is not the "
-                    "first, is not supported",
-                    ref,
-                )
             tree = self._nest(dims, 0, self.builder.unpack(items))
             _size_unlimited(dims, 0, tree)
             return tree, ref
@@ -571,26 +663,60 @@ class Values:
         if flat is None:
             items = self.builder.unpack(items)
             flat = items if _is_flat(items) else _flatten(items, type)
-        if type is AtomicType.CHAR:
-            consts = [constant(item, self.error) for item in flat]
-            row = dims[-1].size if len(dims) > 1 else 0
-            count = _padded_size(_char_pieces(consts), row)
-            if count > MAX_CHAR_DATA:
-                raise self.error(
-                    f"the char data of {variable.name!r} take {count} bytes once each string is padded "
-                    f"to its row of {row}, more than the {MAX_CHAR_DATA} allowed",
-                    ref,
-                )
-            flat = [*consts]
-        else:
-            count = len(flat)
-            if not dims and count > 1:
-                raise self.error(f"scalar variable {variable.name!r} has {count} values", ref)
+        count = len(flat)
+        if not dims and count > 1:
+            raise self.error(f"scalar variable {variable.name!r} has {count} values", ref)
         if dims and dims[0].unlimited:
             rest = math.prod(d.size for d in dims[1:])
             records = -(-count // rest) if rest else 0
             dims[0].size = max(dims[0].size, records)
         return flat, ref
+
+    def _char_plan(self, variable: Variable, dims: list[Dimension], items: list[DataItem], ref: Token) -> list[Const]:
+        """The constants of char data, braces dropped, after sizing the unlimited dimensions
+        from them (with an unlimited dimension that is not the first, as ncgen sizes them:
+        from the braces, counting characters)."""
+        consts = [constant(item, self.error) for item in _flatten(items, AtomicType.CHAR)]
+        unit = _char_unit(dims)
+        count = _char_size(consts, unit)
+        if count > MAX_CHAR_DATA:
+            raise self.error(
+                f"the char data of {variable.name!r} take {count} bytes once each string is padded "
+                f"to its row of {unit}, more than the {MAX_CHAR_DATA} allowed",
+                ref,
+            )
+        first = next((index for index, dim in enumerate(dims) if dim.unlimited), None)
+        if first is not None and any(d.unlimited for d in dims[1:]):
+            for item in items if first else [items]:
+                if item.__class__ is not list:
+                    raise self.error("UNLIMITED dimension (other than first) must be enclosed in {}", _first_token(item))
+                self._char_unlimited_sizes(dims, first, item)
+        elif dims and dims[0].unlimited:
+            rest = math.prod(d.size for d in dims[1:])
+            dims[0].size = max(dims[0].size, -(-count // rest) if rest else 0)
+        return consts
+
+    def _char_unlimited_sizes(self, dims: list[Dimension], index: int, items: list[DataItem]) -> None:
+        """Grow the unlimited ``dims[index]`` and those after it to fit a braced list, as
+        ncgen 4.9.0 does: a list per instance up to the last unlimited dimension, where the
+        characters (strings unpadded) are counted."""
+        following = next((i for i in range(index + 1, len(dims)) if dims[i].unlimited), len(dims))
+        product = math.prod(d.size for d in dims[index + 1 : following])
+        if following < len(dims):
+            length = len(items)
+            for item in items:
+                if item.__class__ is not list:
+                    raise self.error("each instance of an unlimited dimension that is not the first needs braces",
+                                     _first_token(item))
+                self._char_unlimited_sizes(dims, following, item)
+        else:
+            nested = next((item for item in items if item.__class__ is list), None)
+            if nested is not None:
+                raise self.error("Expected character constant, found {...}", _first_token(nested))
+            consts = [constant(item, self.error) for item in items]
+            length = sum(1 if c.kind == "char" else len(c.data()) if c.kind == "text" else 0 for c in consts)
+        if product:
+            dims[index].size = max(dims[index].size, -(-length // product))
 
     def _nest(self, dims: list[Dimension], level: int, items: list[Any]) -> list[Any]:
         """The items of one instance of ``dims[level:]`` as a list along ``dims[level]``,
@@ -637,8 +763,8 @@ class Values:
         size = math.prod(shape)
         items = [] if plan is None else plan[0]
         if type is AtomicType.CHAR:
-            row = shape[-1] if len(shape) > 1 else 0
-            text = _char_segments([constant(c) for c in items], row, fill)[:size]
+            unit = _char_unit(self.builder.dimensions_of(variable))
+            text = _char_layout([constant(c) for c in items], unit, fill)[:size]
             values = PaddedValues(np.frombuffer(text, dtype="S1"), fill, shape, np.dtype("S1"))
         elif len(shape) > 1 and any(d.unlimited for d in self.builder.dimensions_of(variable)[1:]):
             dtype = np.dtype(object) if isinstance(type, OpaqueType) else self._dtype(type)
@@ -779,46 +905,47 @@ def _flatten(items: list[Any], type: AtomicType | UserType) -> list[Any]:
     return out
 
 
-def _char_pieces(consts: list[Const], fill: bytes = b"\x00") -> list[bytes]:
-    """Char data as ncgen reads it: runs of characters merged into strings."""
-    pieces: list[bytes] = []
+def _char_unit(dims: list[Dimension]) -> int:
+    """The length ncgen pads each string of char data to a multiple of: the last dimension's,
+    unless the variable has rank 0 or 1 or its last dimension is unlimited."""
+    return dims[-1].size if len(dims) > 1 and not dims[-1].unlimited else 1
+
+
+def _char_pieces(consts: list[Const], unit: int) -> Iterator[tuple[bytes, int]]:
+    """Char data as ncgen 4.9.0 lays it out, piece by piece, with each piece's padded length:
+    runs of character constants merged into strings, each string padded to a multiple of
+    ``unit`` (an empty one to a whole unit); the fill marker ``_`` is ``unit - 1`` fill
+    characters; numbers are ignored."""
     run: list[int] = []
     for c in consts:
         if c.kind == "char":
             run.append(c.byte() & 0xFF)
             continue
         if run:
-            pieces.append(bytes(run))
+            yield bytes(run), max(1, -(-len(run) // unit)) * unit
             run = []
         if c.kind == "text":
-            pieces.append(c.data())
+            yield c.data(), max(1, -(-len(c.data()) // unit)) * unit
         elif c.kind == "fill":
-            pieces.append(fill)
+            yield b"", unit - 1
     if run:
-        pieces.append(bytes(run))
-    return pieces
+        yield bytes(run), max(1, -(-len(run) // unit)) * unit
 
 
-def _padded_size(pieces: list[bytes], row: int) -> int:
-    """The bytes of char data once each string is padded to a multiple of the row length."""
-    if not row:
-        return sum(map(len, pieces))
-    return sum(max(1, -(-len(p) // row)) * row for p in pieces)
+def _char_size(consts: list[Const], unit: int) -> int:
+    """The bytes of char data once laid out (see :func:`_char_pieces`)."""
+    return sum(size for _, size in _char_pieces(consts, unit))
 
 
-def _char_segments(consts: list[Const], row: int, fill: bytes = b"\x00") -> bytes:
-    """Char data as ncgen lays it out: runs of characters merged into strings; with a row
-    length (rank >= 2), each string padded with ``fill`` to a multiple of it."""
-    pieces = _char_pieces(consts, fill)
-    if not row:
-        return b"".join(pieces)
-    return b"".join(p.ljust(max(1, -(-len(p) // row)) * row, fill) for p in pieces)
+def _char_layout(consts: list[Const], unit: int, fill: bytes = b"\x00") -> bytes:
+    """Char data laid out as ncgen does (see :func:`_char_pieces`), padded with ``fill``."""
+    return b"".join(data.ljust(size, fill) for data, size in _char_pieces(consts, unit))
 
 
 def char_array(consts: list[Const], shape: tuple[int, ...] | list[int], fill: bytes) -> np.ndarray:
     """Char data of ``shape`` (``S1``), padded with the fill character."""
     shape = tuple(shape)
-    text = _char_segments([constant(c) for c in consts], shape[-1] if len(shape) > 1 else 0, fill)
+    text = _char_layout([constant(c) for c in consts], shape[-1] if len(shape) > 1 else 1, fill)
     size = math.prod(shape)
     text = text[:size].ljust(size, fill)
     return np.frombuffer(text, dtype="S1").reshape(shape).copy()

@@ -118,12 +118,15 @@ class LalrParser(Generic[Built]):
         word_kinds: Iterable[str] = (),
         leading: Iterable[tuple[str, str]] = (),
         describe: Mapping[str, str] | None = None,
+        reserved: bool = False,
     ) -> None:
         """Compile ``grammar``; ``builder`` has a method per rule that builds its value.
 
         ``word`` names the terminal of plain words and ``word_kinds`` the terminals a word
         may also be; ``leading`` pairs a terminal with a regular expression for the first
         characters that announce it; ``describe`` says in words what a terminal is.
+        ``reserved``: keywords and word kinds are what they are everywhere, never names
+        (ncgen's lexer), instead of only where the parser accepts them.
         """
         lark = Lark(grammar, parser="lalr", start=start, maybe_placeholders=True)
         conf = lark.parse_interactive("").parser_state.parse_conf
@@ -155,13 +158,14 @@ class LalrParser(Generic[Built]):
             (name, re.compile(lark.get_terminal(name).pattern.to_regexp()).fullmatch)
             for name in word_kinds
         ]
-        # What a word may be in each state: the keywords and the word kinds it accepts there.
+        # What a word may be in each state: the keywords and the word kinds it accepts there
+        # (reserved: all of them, in every state).
         self._state_keywords = {
-            state: {text: name for text, name in self.keywords.items() if name in table}
+            state: {text: name for text, name in self.keywords.items() if reserved or name in table}
             for state, table in self._actions.items()
         }
         self._state_kinds = {
-            state: tuple((name, fits) for name, fits in kinds if name in table)
+            state: tuple((name, fits) for name, fits in kinds if reserved or name in table)
             for state, table in self._actions.items()
         }
         self._token = self._token_regex(lark, word_regex, leading)

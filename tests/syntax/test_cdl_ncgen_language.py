@@ -1,0 +1,93 @@
+"""CDL as ncgen 4.9.0 reads it: char data with an unlimited dimension that is not the first,
+strings and time() as numbers, names that are keywords, special attributes, enum constant
+scope. Each text is made by ncgen and by nczarr gen, and both files are printed by ncdump."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nczarr.api.generate import generate
+from nczarr.errors import ParseError
+
+ACCEPTED = {
+    "char_unlimited": """netcdf t {
+dimensions: n = 2 ; u = unlimited ; v = unlimited ; s = 3 ;
+variables: char c(n, u) ; char f(n, v, s) ;
+data: c = {"ab", "cd"}, {'x', 'y', "z"} ; f = {"ab", "cdefg"}, {"x"} ;
+}""",
+    "char_fill": """netcdf t {
+dimensions: n = 6 ; s = 3 ;
+variables: char c(n) ; c:_FillValue = "*" ; char d(n, s) ; char e(s) ;
+data: c = "ab", "", "c" ; d = "ab", "cdefg", _, "z" ; e = 'a', _, 'b', 65 ;
+}""",
+    "numbers_from_strings": """netcdf t {
+dimensions: n = 4 ;
+variables: double a(n) ; int i(n) ; ubyte b(n) ; float f(n) ;
+data:
+ a = time("2000-01-02"), time("1900-02-28 23:59:59.5"), time("2000-1-1T06:00"), "2001-01-01" ;
+ i = "12abc", "-3.9", "0x10", "4294967297" ;
+ b = "-3", " 7", "1e3", "x" ;
+ f = "1.5e2x", "nan", "0x1p3", ".5" ;
+}""",
+    "keyword_names": """netcdf t {
+dimensions: data = 1 ; variables = 2 ;
+variables: int types(variables) ; types :group = 1 ; int Inf ;
+data: types = 1, 2 ;
+}""",
+    "special_attributes": """netcdf t {
+dimensions: d = 4 ; e = 3 ;
+variables:
+  int v(d) ; v:_ChunkSizes = 2, 3 ;
+  int w(d, e) ; w:_ChunkSizes = 2 ; w:_DeflateLevel = -1 ;
+  int x(d) ; x:_ChunkSizes = 2 ; x:_Storage = "contiguous" ;
+:_SuperblockVersion = 2 ;
+}""",
+}
+
+REFUSED = {
+    "keyword_dimension": ("netcdf t {\ndimensions:\n int = 1 ;\n}\n", "3:6"),
+    "keyword_attribute": ("netcdf t {\nvariables:\n int v ;\n v:float = 1 ;\n}\n", "4:4"),
+    "fill_marker_name": ("netcdf t {\nvariables:\n int _ ;\n}\n", "3:6"),
+    "global_storage": ('netcdf t {\n :_Storage = "chunked" ;\n}\n', "2:3"),
+    "typed_special": ("netcdf t {\ndimensions: d = 2 ;\nvariables:\n int v(d) ;\n int v:_ChunkSizes = 1 ;\n}\n", "5:8"),
+    "char_fill_number": ("netcdf t {\nvariables:\n char c ;\n c:_FillValue = 65 ;\n}\n", "4:17"),
+    "char_fill_two": ('netcdf t {\nvariables:\n char c ;\n c:_FillValue = "ab" ;\n}\n', "4:4"),
+    "unbraced_unlimited": (
+        'netcdf t {\ndimensions: n = 2 ; u = unlimited ;\nvariables: char c(n, u) ;\ndata: c = "ab" ;\n}\n', "4:11"),
+    "enum_scope": ("""netcdf t {
+group: a { types: int enum e {x = 1, y = 2} ; }
+group: b { types: int enum e {z = 3} ; variables: /a/e u ; data: u = e.y ; }
+}
+""", "3:70"),
+    "nil_int": ("netcdf t {\nvariables:\n int v ;\ndata:\n v = NIL ;\n}\n", "5:6"),
+}
+
+
+def _ncdump(path: Path) -> str:
+    return subprocess.run(["ncdump", path.name], capture_output=True, text=True, check=True, cwd=path.parent).stdout
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_same_data_as_ncgen(tmp_path: Path, name: str) -> None:
+    cdl = tmp_path / "t.cdl"
+    cdl.write_text(ACCEPTED[name])
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "our").mkdir()
+    subprocess.run(["ncgen", "-k", "nc4", "-o", "ref/t.nc", "t.cdl"], check=True, cwd=tmp_path, capture_output=True)
+    generate(cdl, tmp_path / "our" / "t.nc", kind="nc4")
+    assert _ncdump(tmp_path / "our" / "t.nc") == _ncdump(tmp_path / "ref" / "t.nc")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_as_ncgen_does(tmp_path: Path, name: str) -> None:
+    text, where = REFUSED[name]
+    cdl = tmp_path / "t.cdl"
+    cdl.write_text(text)
+    ncgen = subprocess.run(["ncgen", "-k", "nc4", "-o", "ref.nc", "t.cdl"], cwd=tmp_path, capture_output=True)
+    assert ncgen.returncode != 0
+    with pytest.raises(ParseError) as caught:
+        generate(cdl, tmp_path / "our.nc", kind="nc4")
+    assert str(caught.value).startswith(f"{cdl}:{where}:")
