@@ -1,5 +1,5 @@
 """``nczarr copy``: a dataset between netCDF-3, netCDF-4 and every Zarr convention, with
-nccopy's options."""
+nccopy's options and their meaning (``nccopy`` without arguments lists them)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ import logging
 
 from nczarr.cli.shared import add_kind_flags
 
+#: nczarr's copy buffer when ``-m`` is not given (nccopy's is 5 MB; a larger one is faster).
+DEFAULT_MEMORY = 256 << 20
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     copy = sub.add_parser(
         "copy",
         help="copy a dataset between netCDF-3, netCDF-4 and every Zarr convention (nccopy's options)",
         description="SRC and DST are netCDF files (.nc) or Zarr stores (directories, .zip files, URLs).",
+        add_help=False,  # -h is nccopy's chunk cache size
     )
     copy.add_argument("src")
     copy.add_argument("dst")
@@ -21,22 +25,37 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-k",
         dest="kind",
         metavar="KIND",
-        help="output kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model (or 1-5)",
+        help="output kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model (or nccopy's other spellings)",
     )
     add_kind_flags(copy)
     copy.add_argument(
         "--format", metavar="FORMAT", help="Zarr convention of a Zarr target: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2"
     )
-    copy.add_argument("-d", dest="deflate", type=int, metavar="N", help="deflate (zlib) level, 0 for none")
-    copy.add_argument("-s", dest="shuffle", action="store_true", help="add shuffle to deflation")
-    copy.add_argument("-c", dest="chunking", metavar="SPEC", help="chunking: 'dim/N,dim/N,...' or 'var:N,N,...'")
+    copy.add_argument("-d", dest="deflate", metavar="N", help="deflate level 0-9 of every variable (0: no filters)")
+    copy.add_argument("-s", dest="shuffle", action="store_true", help="add shuffle to -d's deflation")
+    copy.add_argument(
+        "-c", dest="chunking", action="append", default=[], metavar="SPEC",
+        help="chunking: 'var:N1,N2,...' or 'dim1/N1,dim2/N2,...' (may be repeated)",
+    )
+    copy.add_argument(
+        "-F", dest="filters", action="append", default=[], metavar="SPEC",
+        help="filters: 'var1&var2,ID,P1,...|ID,...', '*,ID,...', 'var,none' or 'none' (may be repeated)",
+    )
     copy.add_argument("-u", dest="fix_unlimited", action="store_true", help="make unlimited dimensions fixed")
     copy.add_argument("-v", dest="data_variables", metavar="VARS", help="data of these variables only (all definitions)")
     copy.add_argument("-V", dest="variables", metavar="VARS", help="these variables only")
     copy.add_argument("-g", dest="data_groups", metavar="GROUPS", help="data of variables in these groups only")
     copy.add_argument("-G", dest="groups", metavar="GROUPS", help="variables of these groups only")
+    copy.add_argument("-m", dest="memory", metavar="N", help="copy buffer in bytes (K, M, G, T, P suffixes: powers of 1000)")
+    copy.add_argument("--memory", dest="memory_mb", type=int, metavar="MB", help="copy buffer in MiB (nczarr's spelling of -m)")
+    copy.add_argument("-M", dest="min_chunk", metavar="N", help="minimum chunk size in bytes: smaller stays contiguous")
+    copy.add_argument("-h", dest="cache_size", metavar="N", help="chunk cache size in bytes (accepted; no effect)")
+    copy.add_argument("-e", dest="cache_elements", metavar="N", help="chunk cache elements (accepted; no effect)")
+    copy.add_argument("-r", action="store_true", help="read the input into memory first (accepted; no effect)")
+    copy.add_argument("-w", action="store_true", help="write the output from memory at the end (accepted; no effect)")
+    copy.add_argument("-L", dest="log_level", metavar="N", help="netcdf-c's log level (accepted; no effect)")
     copy.add_argument("--skip-unsupported", action="store_true", help="leave out what the target cannot hold instead of refusing")
-    copy.add_argument("-m", "--memory", type=int, default=256, metavar="MB", help="data held in memory at once (default 256 MB)")
+    copy.add_argument("--help", action="help", help="show this help message and exit")
     copy.set_defaults(run=run, creates=creates)
 
 
@@ -47,20 +66,28 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 
 def run(args: argparse.Namespace) -> int:
     from nczarr.convert.copy import CopyOptions, ProgressBar, copy
+    from nczarr.convert.specs import parse_count, parse_size
 
+    for flag, value in (("-h", args.cache_size), ("-e", args.cache_elements)):
+        if value is not None:
+            parse_size(value, flag)  # nccopy's syntax; nczarr has no chunk cache to size
+    if args.log_level is not None:
+        parse_count(args.log_level, "-L")
     options = CopyOptions(
         kind=args.kind,
         format=args.format,
-        chunking=args.chunking,
-        deflate=args.deflate,
+        chunking=tuple(args.chunking),
+        filters=tuple(args.filters),
+        deflate=None if args.deflate is None else parse_count(args.deflate, "-d"),
         shuffle=args.shuffle,
         data_variables=_names(args.data_variables),
         variables=_names(args.variables),
         data_groups=_names(args.data_groups),
         groups=_names(args.groups),
         fix_unlimited=args.fix_unlimited,
+        min_chunk_bytes=None if args.min_chunk is None else parse_count(args.min_chunk, "-M"),
         skip_unsupported=args.skip_unsupported,
-        max_memory=args.memory << 20,
+        max_memory=_memory(args),
     )
     bar = ProgressBar(quiet=args.quiet)
     report = copy(args.src, args.dst, options, progress=bar)
@@ -68,6 +95,15 @@ def run(args: argparse.Namespace) -> int:
     for skipped in report.skipped:
         logging.getLogger("nczarr").warning("left out: %s", skipped)
     return 0
+
+
+def _memory(args: argparse.Namespace) -> int:
+    """The copy buffer in bytes: ``-m`` (nccopy's bytes), else ``--memory`` (MiB)."""
+    from nczarr.convert.specs import parse_size
+
+    if args.memory is not None:
+        return max(1, parse_size(args.memory, "-m"))
+    return DEFAULT_MEMORY if args.memory_mb is None else max(1, args.memory_mb) << 20
 
 
 def creates(args: argparse.Namespace) -> str:

@@ -26,18 +26,21 @@ from typing import TextIO, cast
 import numpy as np
 
 from nczarr.convert import hdf5, netcdf3, sources
-from nczarr.errors import ArgumentError, CopyError
+from nczarr.convert.specs import NCCOPY_MIN_CHUNK_BYTES, Shape, StorageRequest
+from nczarr.errors import CopyError
 from nczarr.formats import convention as make_convention
-from nczarr.formats.location import NETCDF_FILE_SUFFIXES
+from nczarr.formats.location import NETCDF_FILE_SUFFIXES, parse_location
 from nczarr.formats.session import Session
 from nczarr.model import (
     AtomicType,
+    CompoundType,
     DataModel,
     Dimension,
     Group,
     Node,
     UserType,
     Variable,
+    VlenType,
     resolve_dimension,
     resolve_type,
     validate,
@@ -50,6 +53,7 @@ from nczarr.store.lock import writer_lock
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import ArraysSource, DatasetSource, Hyperslab
 from nczarr.values.storage import VariableStorage
+from nczarr.values.stored import decode_records, has_record_encoding
 from nczarr.values.types import default_fill, value_dtype
 
 log = logging.getLogger(__name__)
@@ -61,15 +65,19 @@ _OBJECT_ITEMSIZE = 64
 @dataclass(frozen=True)
 class CopyOptions:
     """nccopy's options. ``kind``: ``-k`` (a kind name or netCDF4 format name); ``format``:
-    the Zarr convention of a Zarr target; ``chunking``: ``-c`` (``dim/n,...`` or
-    ``var:n,n,...``); ``deflate``: ``-d``; ``shuffle``: ``-s``; ``data_variables``: ``-v``
-    (data of these only); ``variables``: ``-V`` (these only); ``data_groups``: ``-g``;
-    ``groups``: ``-G``; ``fix_unlimited``: ``-u``; ``skip_unsupported``: leave out what the
-    target cannot hold instead of refusing; ``max_memory``: the data held at once."""
+    the Zarr convention of a Zarr target; ``chunking``: each ``-c`` (``dim/n,...`` or
+    ``var:n,n,...``); ``filters``: each ``-F`` (``var1&var2,id,params|id,...``, ``*``,
+    ``none``); ``deflate``: ``-d``; ``shuffle``: ``-s``; ``data_variables``: ``-v`` (data of
+    these only); ``variables``: ``-V`` (these only); ``data_groups``: ``-g``; ``groups``:
+    ``-G``; ``fix_unlimited``: ``-u``; ``min_chunk_bytes``: ``-M`` (None: nccopy's 8192 for a
+    netCDF file, no minimum for a Zarr store, which has no contiguous layout);
+    ``skip_unsupported``: leave out what the target cannot hold instead of refusing;
+    ``max_memory``: the data held at once (``-m``)."""
 
     kind: str | None = None
     format: str | None = None
-    chunking: str | None = None
+    chunking: str | tuple[str, ...] | None = None
+    filters: tuple[str, ...] = ()
     deflate: int | None = None
     shuffle: bool = False
     data_variables: tuple[str, ...] | None = None
@@ -77,6 +85,7 @@ class CopyOptions:
     data_groups: tuple[str, ...] | None = None
     groups: tuple[str, ...] | None = None
     fix_unlimited: bool = False
+    min_chunk_bytes: int | None = None
     skip_unsupported: bool = False
     max_memory: int = 256 << 20
     storage_options: dict[str, object] = field(default_factory=dict)
@@ -144,32 +153,27 @@ class _Plan:
 
 def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOptions) -> _Plan:
     tree: ModelDataset = _copy.deepcopy(source.dataset)
-    data_model = _kind(options.kind) if options.kind else None
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
     to_file = "://" not in path and path.lower().endswith(NETCDF_FILE_SUFFIXES)
-    if to_file:
-        if options.format:
-            raise CopyError(f"--format {options.format} is a Zarr convention; {path!r} names a netCDF file")
-        data_model = data_model or source.data_model
-    else:
-        data_model = data_model or ("NETCDF4_CLASSIC" if source.data_model != "NETCDF4" else "NETCDF4")
-        if data_model.startswith("NETCDF3"):
-            data_model = "NETCDF4_CLASSIC"  # a Zarr dataset in the classic data model
+    request = _storage_request(options, to_file)
+    data_model = _target_kind(source, options, request, to_file)
+    _check_selection(tree, options)
     _select(tree, options)
     if to_file:  # a netCDF file names every dimension, as netcdf-c shows pure Zarr's unnamed ones
         name_anonymous(tree)
+    _check_names(tree, request)
     if options.fix_unlimited:
         for group in tree.walk():
             for dimension in group.dimensions:
                 dimension.unlimited = False
     tree.data_model = DataModel.ENHANCED if data_model == "NETCDF4" else DataModel.CLASSIC
-    storage = {v.fqn: _storage(v, source.storage.get(v.fqn, VariableStorage()), tree, options) for v in _variables(tree)}
+    storage = {v.fqn: _storage(v, source.storage.get(v.fqn, VariableStorage()), request, to_file) for v in _variables(tree)}
     if to_file:
         file_writer, check = _file_writer(data_model)
         convention = None
     else:
         file_writer = None
-        convention = (options.format or "NCZARR").upper()
+        convention = (options.format or parse_location(path).convention or "NCZARR").upper()  # netcdf-c's #mode=zarr
         target = make_convention(convention)
 
         def check(dataset: ModelDataset, kind: str) -> list[str]:
@@ -177,10 +181,39 @@ def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOpti
             errors = [p for p in validate(dataset) if p.severity == "error"]
             return target.problems(dataset) + [f"{p.fqn}: {p.message}" for p in errors]
 
-    skipped = _resolve_problems(tree, data_model, check, options.skip_unsupported)
+    skipped = _resolve_problems(tree, data_model, check, options.skip_unsupported, convention or data_model)
     storage = {fqn: s for fqn, s in storage.items() if _find_variable(tree, fqn) is not None}
     with_data = [v for v in _variables(tree) if _copies_data(v, options)]
+    _empty_unlimited(tree, with_data)
     return _Plan(tree, storage, data_model, convention, file_writer, with_data, skipped)
+
+
+def _storage_request(options: CopyOptions, to_file: bool) -> StorageRequest:
+    chunking = (options.chunking,) if isinstance(options.chunking, str) else options.chunking or ()
+    minimum = options.min_chunk_bytes
+    if minimum is None:  # a Zarr store has no contiguous layout: a small chunk is still a chunk
+        minimum = NCCOPY_MIN_CHUNK_BYTES if to_file else 0
+    return StorageRequest.parse(options.filters, chunking, options.deflate, options.shuffle, minimum)
+
+
+def _target_kind(source: DatasetSource, options: CopyOptions, request: StorageRequest, to_file: bool) -> str:
+    """The target's kind: ``-k``; else, for a file, the source's (netCDF-4 when ``-F`` adds
+    filters; netCDF-4 classic model for a netCDF-3 source with ``-d``, ``-s`` or ``-c``, as
+    nccopy); a Zarr store holds the classic or the enhanced data model."""
+    data_model = _kind(options.kind) if options.kind else None
+    if to_file:
+        if options.format:
+            raise CopyError(f"--format {options.format} is a Zarr convention; the target names a netCDF file")
+        if request.asks_filters and data_model is not None and data_model.startswith("NETCDF3"):
+            raise CopyError(f"-F filters need a netCDF-4 target, not {data_model}")
+        if data_model is None and request.asks_filters:
+            return "NETCDF4"
+        restorage = request.deflate or request.shuffle or request.chunks
+        if data_model is None and source.data_model.startswith("NETCDF3") and restorage:
+            return "NETCDF4_CLASSIC"
+        return data_model or source.data_model
+    data_model = data_model or ("NETCDF4_CLASSIC" if source.data_model != "NETCDF4" else "NETCDF4")
+    return "NETCDF4_CLASSIC" if data_model.startswith("NETCDF3") else data_model  # a Zarr dataset in the classic model
 
 
 def _kind(name: str) -> str:
@@ -197,22 +230,57 @@ def _file_writer(data_model: str) -> tuple[Callable[..., None], Callable[[ModelD
     return hdf5.write_hdf5, hdf5.problems
 
 
+def _check_selection(tree: ModelDataset, options: CopyOptions) -> None:
+    """Every variable ``-v``/``-V`` names and every group ``-g``/``-G`` names must exist, as
+    nccopy requires."""
+    variables = list(_variables(tree))
+    for names in (options.variables, options.data_variables):
+        for name in names or ():
+            if not any(_named(v, (name,)) for v in variables):
+                raise CopyError(f"{name}: no such variable")
+    groups = list(tree.walk())
+    for names in (options.groups, options.data_groups):
+        for name in names or ():
+            if not any(_is_group(g, name) for g in groups):
+                raise CopyError(f"{name}: no such group")
+
+
+def _check_names(tree: ModelDataset, request: StorageRequest) -> None:
+    dimensions = [d.fqn for g in tree.walk() for d in g.dimensions]
+    missing = request.unknown_names((v.fqn for v in _variables(tree)), dimensions)
+    if missing:
+        raise CopyError("the options name what the source lacks; nothing was written:\n  " + "\n  ".join(missing))
+
+
 def _select(tree: ModelDataset, options: CopyOptions) -> None:
-    """Drop the variables ``-V`` and ``-G`` leave out."""
+    """Drop the variables ``-V`` leaves out, and the groups ``-G`` does not list (the root
+    group stays, its variables without data, as nccopy; a listed group needs its parent)."""
+    if options.groups is not None:
+        for group in list(tree.walk()):
+            for child in list(group.groups):
+                if not any(_is_group(child, name) for name in options.groups):
+                    group.groups.remove(child)
+    if options.variables is not None:
+        for group in tree.walk():
+            for variable in list(group.variables):
+                if not _named(variable, options.variables):
+                    group.variables.remove(variable)
+
+
+def _empty_unlimited(tree: ModelDataset, with_data: list[Variable]) -> None:
+    """An unlimited dimension that no copied data uses has no records, as nccopy writes it."""
+    used = {id(d) for v in with_data for d in _dimensions(v) if d.unlimited}
     for group in tree.walk():
-        for variable in list(group.variables):
-            keep = True
-            if options.variables is not None:
-                keep = _named(variable, options.variables)
-            if options.groups is not None:
-                keep = keep and _in_groups(variable, options.groups)
-            if not keep:
-                group.variables.remove(variable)
+        for dimension in group.dimensions:
+            if dimension.unlimited and id(dimension) not in used:
+                dimension.size = 0
 
 
 def _copies_data(variable: Variable, options: CopyOptions) -> bool:
     if options.data_variables is not None and not _named(variable, options.data_variables):
         return False
+    if options.groups is not None and not _in_groups(variable, options.groups):
+        return False  # the root group's variables under -G
     return options.data_groups is None or _in_groups(variable, options.data_groups)
 
 
@@ -223,58 +291,41 @@ def _named(variable: Variable, names: tuple[str, ...]) -> bool:
 def _in_groups(variable: Variable, groups: tuple[str, ...]) -> bool:
     group = variable.group
     assert group is not None
-    fqn = group.fqn
-    return any(fqn == g or fqn == "/" + g.strip("/") or g.strip("/") == group.name for g in groups)
+    return any(_is_group(group, g) for g in groups)
 
 
-def _storage(variable: Variable, stored: VariableStorage, tree: ModelDataset, options: CopyOptions) -> VariableStorage:
-    """The target storage of a variable: the source's, with ``-d``, ``-s`` and ``-c``."""
-    storage = stored
-    if options.deflate is not None:
-        level = int(options.deflate)
-        storage = replace(storage, compression="zlib" if level else None, complevel=level, codecs=None)
-    if options.shuffle:
-        storage = replace(storage, shuffle=True, codecs=None)
-    chunks = _chunk_spec(variable, options.chunking) if options.chunking else None
-    if chunks is not None:
-        storage = replace(storage, chunks=chunks)
-    elif storage.chunks is not None and len(storage.chunks) != len(variable.dimensions):
-        storage = replace(storage, chunks=None)
-    return storage
+def _is_group(group: Group, name: str) -> bool:
+    return group.fqn == name or group.fqn == "/" + name.strip("/") or name.strip("/") == group.name
 
 
-def _chunk_spec(variable: Variable, spec: str) -> tuple[int, ...] | None:
-    """nccopy's ``-c``: ``var:n1,n2,...`` for one variable or ``dim/n,...`` per dimension
-    (dimensions not named keep their whole length, unlimited ones 1)."""
-    spec = spec.strip()
-    if ":" in spec:
-        name, _, sizes = spec.partition(":")
-        if not _named(variable, (name,)):
-            return None
-        try:
-            chunks = tuple(int(n) for n in sizes.split(","))
-        except ValueError:
-            raise ArgumentError(f"bad chunk sizes in -c {spec!r}") from None
-        if len(chunks) != len(variable.dimensions):
-            raise ArgumentError(f"-c {spec!r}: {variable.fqn} has {len(variable.dimensions)} dimensions")
-        return chunks
-    per_dim: dict[str, int] = {}
-    for item in spec.split(","):
-        name, slash, size = item.partition("/")
-        if not slash:
-            raise ArgumentError(f"bad chunk spec {item!r} in -c {spec!r}: expected dim/size or var:sizes")
-        try:
-            per_dim[name.strip()] = int(size)
-        except ValueError:
-            raise ArgumentError(f"bad chunk size {size!r} in -c {spec!r}") from None
-    dims = _dimensions(variable)
-    if not dims or not any(d.name in per_dim for d in dims):
-        return None
-    return tuple(per_dim.get(d.name, 1 if d.unlimited else max(1, d.size)) or max(1, d.size) for d in dims)
+def _storage(variable: Variable, stored: VariableStorage, request: StorageRequest, to_file: bool) -> VariableStorage:
+    """The target storage of a variable: the source's, with nccopy's ``-F``, ``-d``, ``-s``,
+    ``-c`` and ``-M`` (a scalar has neither filters nor chunks), and in a file nccopy's
+    no-fill mode. A contiguous variable has no chunks: a netCDF file stores it so, a Zarr
+    convention chooses its chunks."""
+    if to_file and isinstance(variable.type, AtomicType):
+        # nccopy writes its files in netcdf-c's no-fill mode (the HDF5 writer cannot yet
+        # leave out the fill of a user type's variable)
+        stored = replace(stored, fill=False)
+    dimensions = _dimensions(variable)
+    if not dimensions:
+        return stored
+    storage = request.filtered(variable.fqn, stored)
+    filtered = bool(storage.compression or storage.shuffle or storage.fletcher32 or storage.codecs)
+    shape = Shape(
+        tuple(d.fqn for d in dimensions),
+        tuple(d.size for d in dimensions),
+        tuple(d.unlimited for d in dimensions),
+        _itemsize(value_dtype(_resolved_type(variable))),
+    )
+    chunks = request.chunked(variable.fqn, shape, storage, filtered)
+    if chunks is None and not to_file and stored.chunks and request.min_chunk_bytes:
+        chunks = tuple(max(1, n) for n in shape.sizes)  # -M: one chunk, Zarr's contiguous
+    return replace(storage, chunks=chunks)
 
 
 def _resolve_problems(
-    tree: ModelDataset, data_model: str, check: Callable[[ModelDataset, str], list[str]], skip: bool
+    tree: ModelDataset, data_model: str, check: Callable[[ModelDataset, str], list[str]], skip: bool, target: str
 ) -> list[str]:
     """The problems the target has with ``tree``: an error listing them all, or (``skip``)
     the nodes they name removed and listed."""
@@ -285,7 +336,7 @@ def _resolve_problems(
             return skipped
         if not skip:
             raise CopyError(
-                f"the target ({data_model}) cannot hold {len(problems)} thing(s) of the source; "
+                f"the target ({target}) cannot hold {len(problems)} thing(s) of the source; "
                 "nothing was written (use --skip-unsupported to leave them out):\n  " + "\n  ".join(problems)
             )
         removed = [p for p in problems if _remove(tree, p.partition(": ")[0])]
@@ -353,6 +404,9 @@ class _PlannedSource:
         raw = self._source.read(original, tuple(slice(0, 0) for _ in selection)) if original is not None else None
         dtype = raw.dtype if raw is not None else np.dtype("f8")
         shape = tuple(s.stop - s.start for s in selection)
+        type = _resolved_type(variable)
+        if isinstance(type, CompoundType | VlenType) and has_record_encoding(type):
+            return decode_records(np.full(shape, b"", object), type)  # empty records, empty vlens
         return np.full(shape, _fill_of(variable, dtype), dtype=dtype)
 
     def fill_from(self, variable: Variable, selection: Hyperslab) -> bool:
@@ -388,7 +442,9 @@ def _write_zarr(
         try:
             store = open_store(dst, "w", storage_options=options.storage_options or None)
             try:
-                target = Session.create(store, plan.tree, make_convention(plan.convention or "NCZARR"), plan.storage)
+                name = plan.convention or "NCZARR"
+                written = parse_location(dst).convention_options(name) if isinstance(dst, (str, os.PathLike)) else {}
+                target = Session.create(store, plan.tree, make_convention(name, **written), plan.storage)
                 _fill_zarr(target, source, plan, options, advance)
                 target.close()
             finally:
@@ -455,21 +511,29 @@ def _local_path(dst: sources.DatasetLocation) -> str | None:
     """The local path of a target (for its writer lock), None for URLs."""
     if isinstance(dst, Store):
         return dst.local_path
-    path = os.fspath(dst)
-    return None if "://" in path else path
+    return _local_target(dst)
+
+
+def _local_target(dst: object) -> str | None:
+    """The local path of a path or ``file:`` URL (netcdf-c's ``file://p#mode=...`` too), None
+    for other URLs and store objects."""
+    if not isinstance(dst, (str, os.PathLike)):
+        return None
+    location = parse_location(dst)
+    return location.target if location.local else None
 
 
 def local_path_exists(dst: object) -> bool:
     """Whether ``dst`` is a local path (not a URL, not a store object) where something is."""
-    path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
-    return bool(path) and "://" not in path and os.path.lexists(path)
+    path = _local_target(dst)
+    return path is not None and os.path.lexists(path)
 
 
 def remove_local(dst: object) -> None:
     """Remove the local file or folder ``dst`` (a target this copy created); links are removed,
     never followed; URLs and store objects are left alone."""
-    path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
-    if not path or "://" in path:
+    path = _local_target(dst)
+    if path is None:
         return
     try:
         if os.path.isdir(path) and not os.path.islink(path):

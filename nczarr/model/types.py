@@ -19,7 +19,10 @@ KIND_SPELLINGS: dict[str, tuple[str, ...]] = {
     "NETCDF3_64BIT_OFFSET": ("2", "64-bit offset", "64-bit-offset", "nc6", "NETCDF3_64BIT"),
     "NETCDF3_64BIT_DATA": ("5", "64-bit data", "64-bit-data", "cdf5", "nc5", "cdf-5"),
     "NETCDF4": ("3", "netCDF-4", "netcdf4", "hdf5", "enhanced", "nc4"),
-    "NETCDF4_CLASSIC": ("4", "netCDF-4 classic model", "netcdf4-classic", "enhanced-nc3", "nc7"),
+    "NETCDF4_CLASSIC": (
+        "4", "netCDF-4 classic model", "netcdf4-classic", "netCDF-4-classic", "netCDF-4_classic", "hdf5-nc3",
+        "enhanced-nc3", "nc7",
+    ),
 }
 _KIND_OF_SPELLING = {s.lower(): kind for kind, spellings in KIND_SPELLINGS.items() for s in (kind, *spellings)}
 
