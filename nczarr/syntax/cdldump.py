@@ -5,13 +5,16 @@ header, its raw netCDF values for the data, read a slab at a time) and yields th
 would print for a netCDF-4 file holding the same tree and values; :func:`kind_text` is
 ``ncdump -k``. Only the source is read: no handle of the caller changes.
 
-The virtual attributes of ``-s`` describe the Zarr storage in netCDF-4's terms: a variable
+The virtual attributes of ``-s`` describe the storage in netCDF-4's terms: a Zarr variable
 with dimensions is always ``"chunked"`` (Zarr has no contiguous layout), a scalar is
-``"contiguous"``; compressions netCDF-4 reaches through HDF5 filters are shown as
-``_Filter`` with their registered HDF5 filter ids (zstd 32015, bzip2 307, blosc 32001);
-``_SuperblockVersion``, ``_IsNetcdf4`` and ``_Format`` are what ncdump prints for a netCDF-4
-file of the same data model, so ``-s`` output of a store and of its netCDF-4 copy differ
-only where the layouts differ; ``_NCProperties`` names nczarr.
+``"contiguous"``; ``_Fletcher32``, ``_Shuffle`` and ``_DeflateLevel`` come first, in this
+order, the other filters in ``_Filter`` with their HDF5 filter ids (zstd 32015, bzip2 307,
+blosc 32001); with ``-F`` every filter is in ``_Filter``: an HDF5 file's with fletcher32 and
+shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec chain's order,
+with the codecs themselves in ``_Codecs`` (as netcdf-c 4.10.1 shows NCZarr stores).
+``_NCProperties`` and ``_SuperblockVersion`` are a netCDF-4 file's own; a store's
+``_NCProperties`` names nczarr. ``_IsNetcdf4`` is 0 for the classic model and, as netcdf-c
+decides it, for an HDF5 file without dimension scales.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from nczarr.errors import DumpError
+from nczarr.formats.dialect import dumps
+from nczarr.formats.keys import NCZARR_NCPROPERTIES
 from nczarr.model import (
     AtomicType,
     Attribute,
@@ -45,15 +50,36 @@ from nczarr.syntax.cdldump_ncml import ncml_lines
 from nczarr.syntax.cdldump_times import TimeAxis, time_axes
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import DatasetSource
-from nczarr.values.storage import BLOSC_CODES, HDF5_BLOSC, HDF5_BZIP2, HDF5_ZSTD, VariableStorage
+from nczarr.values.storage import (
+    BLOSC_CNAMES,
+    BLOSC_CODES,
+    HDF5_BLOSC,
+    HDF5_BZIP2,
+    HDF5_DEFLATE,
+    HDF5_FILTER_OF,
+    HDF5_FLETCHER32,
+    HDF5_SHUFFLE,
+    HDF5_ZSTD,
+    VariableStorage,
+)
+from nczarr.values.stored import plain_value
 from nczarr.values.types import DEFAULT_FILL
+from nczarr.zarr.codecs.compress import BLOSC_SHUFFLES
 
 __all__ = ["DumpOptions", "dataset_name", "dump", "escape_name", "kind_text"]
 
 
 @dataclass(frozen=True)
 class DumpOptions:
-    """ncdump's options: ``-h -c -v -s -k -t -n -p -l -x``."""
+    """ncdump's options: ``-h -c -v -g -s -F -k -t -i -n -p -d -l -x -b -f``.
+
+    ``brief`` / ``full`` are ``-b`` / ``-f``: index comments in the data, with
+    ``index_language`` ``"c"`` (0-based, last index fastest) or ``"f"`` (Fortran: 1-based,
+    first index fastest); ncdump keeps one language for both. ``groups`` (``-g``): only
+    these groups print data (names, or paths from the root). ``filters`` (``-F``): with
+    ``special``, every filter as ``_Filter`` (and ``_Codecs``) instead of ``_Fletcher32``,
+    ``_Shuffle`` and ``_DeflateLevel``. ``c_format_wins`` (``-d`` rather than ``-p``): a
+    variable's ``C_format`` attribute still decides how its data prints."""
 
     header_only: bool = False
     coordinates: bool = False
@@ -65,6 +91,12 @@ class DumpOptions:
     precision: tuple[int | None, int | None] | None = None
     line_length: int = 80
     ncml: bool = False
+    brief: bool = False
+    full: bool = False
+    index_language: str = "c"
+    groups: tuple[str, ...] | None = None
+    filters: bool = False
+    c_format_wins: bool = False
 
 
 _KINDS = {
@@ -84,8 +116,6 @@ _ATTR_SUFFIX = {
     AtomicType.INT64: "LL",
     AtomicType.UINT64: "ULL",
 }
-#: HDF5 filter ids netCDF-4 shows as ``_Filter`` (deflate has its own ``_DeflateLevel``).
-_FILTER_IDS = {"zstd": HDF5_ZSTD, "bzip2": HDF5_BZIP2}
 
 _TIME_SEPARATORS = {"t": " ", "i": "T"}
 _KEYWORDS = frozenset({"variables", "dimensions", "data", "group", "types"})
@@ -240,6 +270,7 @@ class _Dumper:
         self.time_separator = _TIME_SEPARATORS[options.times] if options.times else None
         self.axes: dict[int, TimeAxis] = {}
         self.selected = self._selected_variables()
+        self.wanted_groups = self._selected_groups()
 
     # -- selection -----------------------------------------------------------------------
     def _selected_variables(self) -> set[int] | None:
@@ -247,14 +278,38 @@ class _Dumper:
             return None
         chosen: set[int] = set()
         for name in self.opts.variables:
-            found = [v for g in self.tree.walk() for v in g.variables if (v.fqn if name.startswith("/") else v.name) == name]
+            found = [v for g in self.tree.walk() for v in g.variables if _names_variable(name, v, g)]
             if not found:
-                raise DumpError(f"-v: variable {name!r} not found")
+                raise DumpError(f"{name}: No such variable")
             chosen.update(id(v) for v in found)
         return chosen
 
+    def _selected_groups(self) -> set[int] | None:
+        """ncdump's ``-g``: "" or "/" is the root, a path from the root names one group, a
+        plain name every group of that name."""
+        if self.opts.groups is None:
+            return None
+        if self.data_model != "NETCDF4":
+            raise DumpError("-g: groups are selected in netCDF-4 files only")
+        chosen: set[int] = set()
+        for name in self.opts.groups:
+            found: list[Group]
+            if name in ("", "/"):
+                found = [self.tree]
+            elif name.startswith("/"):
+                found = [g for g in self.tree.walk() if g.fqn == name]
+            else:
+                found = [g for g in self.tree.walk() if g.parent is not None and g.name == name]
+            if not found:
+                raise DumpError(f"{name}: No such group")
+            chosen.update(id(g) for g in found)
+        return chosen
+
+    def _group_wanted(self, group: Group) -> bool:
+        return self.wanted_groups is None or id(group) in self.wanted_groups
+
     def _wants_data(self, variable: Variable, group: Group) -> bool:
-        if self.opts.header_only:
+        if self.opts.header_only or not self._group_wanted(group):
             return False
         if self.selected is not None and id(variable) not in self.selected:
             return False
@@ -351,7 +406,7 @@ class _Dumper:
             if self.opts.special and is_root:
                 self._global_specials(ind)
         yield out.take()
-        if group.variables and not self.opts.header_only:
+        if group.variables and not self.opts.header_only and self._group_wanted(group):
             out.raw(f"{ind}data:\n")
             for variable in group.variables:
                 if self._wants_data(variable, group):
@@ -402,7 +457,7 @@ class _Dumper:
                 attribute = Attribute(attribute.name, variable.type, attribute.values)
             self._attribute(attribute, owner, group, ind, axis)
         if self.opts.special:
-            self._variable_specials(variable, group, owner, ind)
+            self._variable_specials(variable, group, name, ind)  # no keyword space here, as ncdump
 
     # -- attributes -----------------------------------------------------------------------
     def _attribute(self, attribute: Attribute, owner: str, group: Group, ind: str, axis: TimeAxis | None = None) -> None:
@@ -499,15 +554,8 @@ class _Dumper:
         else:
             lines.append(("_Storage", '"chunked"'))
             lines.append(("_ChunkSizes", ", ".join(map(str, chunks))))
-        if storage.fletcher32:
-            lines.append(("_Fletcher32", '"true"'))
-        if storage.shuffle:
-            lines.append(("_Shuffle", '"true"'))
-        if storage.compression == "zlib":
-            lines.append(("_DeflateLevel", str(storage.complevel)))
-        other = _filter_text(storage, chunks, type_)
-        if other:
-            lines.append(("_Filter", f'"{other}"'))
+        chain = _filter_chain(storage, chunks, _type_size(type_))
+        lines.extend(_filter_lines(chain, storage) if self.opts.filters else _named_filter_lines(chain))
         if _type_size(type_) > 1:
             lines.append(("_Endianness", f'"{_byte_order(storage)}"'))
         if not storage.fill:
@@ -521,12 +569,21 @@ class _Dumper:
         if model.startswith("NETCDF3"):
             out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
             return
-        properties = self.tree.find_attribute("_NCProperties")
-        text = properties.values if properties is not None else f"version=2,nczarr={_version()}"
-        out.raw(f'{ind}\t\t:_NCProperties = "{text}" ;\n')
-        out.raw(f"{ind}\t\t:_SuperblockVersion = 2 ;\n")
-        out.raw(f"{ind}\t\t:_IsNetcdf4 = {1 if model == 'NETCDF4' else 0} ;\n")
+        # a netCDF-4 file says what it holds; a Zarr store is taken for one nczarr wrote
+        properties = getattr(self.source, "properties", NCZARR_NCPROPERTIES)
+        if properties is not None:
+            out.raw(f'{ind}\t\t:_NCProperties = "{properties}" ;\n')
+        out.raw(f"{ind}\t\t:_SuperblockVersion = {getattr(self.source, 'superblock_version', 2)} ;\n")
+        out.raw(f"{ind}\t\t:_IsNetcdf4 = {1 if self._looks_netcdf4() else 0} ;\n")
         out.raw(f'{ind}\t\t:_Format = "{_KINDS[model]}" ;\n')
+
+    def _looks_netcdf4(self) -> bool:
+        """netcdf-c's ``_IsNetcdf4``: not the classic model, and, in an HDF5 file, the marks
+        netCDF-4 leaves (dimension scales: a file without dimensions has none)."""
+        if self.data_model != "NETCDF4":
+            return False
+        in_hdf5 = hasattr(self.source, "superblock_version")
+        return not in_hdf5 or any(g.dimensions for g in self.tree.walk())
 
     def _resolved(self, ref: TypeRef, group: Group) -> AtomicType | UserType:
         return ref if isinstance(ref, AtomicType) else self._user_type(ref, group)
@@ -553,64 +610,64 @@ class _Dumper:
         else:
             out.raw(f"\n{ind} {name} =\n  ")
             out.col = 2 + out.indent
-        unlimited = [d.unlimited for d in dimensions]
         is_char = type_ is AtomicType.CHAR
-        braces = _braces(shape, unlimited, is_char)
-        if is_char:
-            self._char_data(variable, shape, braces)
-        else:
-            format_row = self._row_formatter(variable, type_, group)
-            rows = _row_count(shape)
-            done = values = 0
-            for raw in self._slabs(variable, shape, split_row=True):
-                values += raw.size
-                raw = raw.reshape(-1, shape[-1]) if rank > 1 else raw.reshape(1, -1)
-                texts = format_row(raw)
-                if rank == 1 and values < shape[0]:  # a part of the only row
-                    out.put_row(texts[0], ", ")
-                    yield out.take()
-                    continue
-                for row in texts:
-                    if braces is not None:
-                        opens, closes = braces(done)
-                        row[0] = "{" * opens + row[0]
-                        row[-1] += "}" * closes
-                    done += 1
-                    if done == rows:
-                        out.put_row(row, "")
-                        out.put(" ;")
-                        out.put("\n")
-                    else:
-                        out.put_row(row, "")
-                        out.put(",\n")
-                        out.put("  ")
-                yield out.take()
-        yield out.take()
-
-    def _char_data(self, variable: Variable, shape: tuple[int, ...], braces: Callable[[int], tuple[int, int]] | None) -> None:
-        out = self.out
-        width = shape[-1] if shape else 1
-        rows = _row_count(shape) if len(shape) > 1 else 1
-        done = 0
-        for raw in self._slabs(variable, shape, split_row=False):
-            data = np.ascontiguousarray(raw).tobytes()
-            if len(shape) <= 1:
-                pieces = [data]
+        braces = _braces(shape, [d.unlimited for d in dimensions])
+        notes = _Annotations(name, shape, self.opts.index_language, ind)
+        rows = _row_count(shape)
+        chunks = self._char_rows(variable, shape) if is_char else self._value_rows(variable, type_, group, shape)
+        for row, offset, texts, complete in chunks:
+            opens, closes = braces(row) if braces is not None and offset == 0 else (0, 0)
+            if opens:
+                out.put("{" * opens)
+            if offset == 0 and self.opts.brief and rank > 1:
+                out.raw(notes.brief(row))
+                out.col = out.indent + 4
+            last_row = row == rows - 1
+            if self.opts.full:
+                out.raw(notes.full_row(row, offset, texts, "}" * closes, last_row if complete else None))
+            elif not complete:  # a part of the only row of a 1-D variable
+                out.put_row(texts, ", ")
             else:
-                pieces = [data[i : i + width] for i in range(0, len(data), width)]
-            for piece in pieces:
-                text = '"' + _escape(piece.rstrip(b"\0"), _CHAR_TABLE).replace("\\n", '\\n",\n    "') + '"'
-                if braces is not None:
-                    opens, closes = braces(done)
-                    text = "{" * opens + text + "}" * closes
-                done += 1
-                out.raw(text)
-                if done == rows:
+                if is_char:
+                    out.raw(texts[0])
+                    out.put("}" * closes)
+                else:
+                    texts[-1] += "}" * closes
+                    out.put_row(texts, "")
+                if last_row:
                     out.put(" ;")
                     out.put("\n")
                 else:
                     out.put(",\n")
                     out.put("  ")
+            yield out.take()
+        yield out.take()
+
+    def _value_rows(self, variable: Variable, type_: Any, group: Group, shape: tuple[int, ...]) -> Iterator[_Chunk]:
+        """The texts of the values, a row (or, of a 1-D variable, a part of its row) at a
+        time: (row number, offset in the row, texts, whether the row ends here)."""
+        format_row = self._row_formatter(variable, type_, group)
+        width = shape[-1] if shape else 1
+        row = offset = 0
+        for raw in self._slabs(variable, shape, split_row=True):
+            for texts in format_row(raw.reshape(-1, width) if raw.size >= width else raw.reshape(1, -1)):
+                complete = offset + len(texts) == width
+                yield row, offset, texts, complete
+                if complete:
+                    row, offset = row + 1, 0
+                else:
+                    offset += len(texts)
+
+    def _char_rows(self, variable: Variable, shape: tuple[int, ...]) -> Iterator[_Chunk]:
+        """Each row of a char variable as one quoted text (a 0-D or 1-D variable is one row)."""
+        width = shape[-1] if len(shape) > 1 else max(math.prod(shape), 1)
+        row = 0
+        for raw in self._slabs(variable, shape, split_row=False):
+            data = np.ascontiguousarray(raw).tobytes()
+            for i in range(0, len(data), width):
+                piece = data[i : i + width]
+                yield row, 0, ['"' + _escape(piece.rstrip(b"\0"), _CHAR_TABLE).replace("\\n", '\\n",\n    "') + '"'], True
+                row += 1
 
     def _row_formatter(self, variable: Variable, type_: Any, group: Group) -> Callable[[np.ndarray], list[list[str]]]:
         fill = self._fill_value(variable, type_)
@@ -630,9 +687,10 @@ class _Dumper:
         return rows
 
     def _data_format(self, variable: Variable, type_: AtomicType) -> str | None:
-        if type_ is AtomicType.FLOAT and self.opts.precision and self.opts.precision[0] is not None:
+        precision = self.opts.precision if not self.opts.c_format_wins else None
+        if type_ is AtomicType.FLOAT and precision and precision[0] is not None:
             return self.formats.float_data
-        if type_ is AtomicType.DOUBLE and self.opts.precision and self.opts.precision[1] is not None:
+        if type_ is AtomicType.DOUBLE and precision and precision[1] is not None:
             return self.formats.double_data
         c_format = variable.find_attribute("C_format")
         if c_format is not None and c_format.type is AtomicType.CHAR:
@@ -657,16 +715,78 @@ class _Dumper:
 
 
 # -- data helpers ---------------------------------------------------------------------------
+#: A piece of a variable's data: (row number, offset in the row, value texts, whether the row ends).
+_Chunk = tuple[int, int, list[str], bool]
+#: What ncdump 4.9.0 prints as the Fortran index of a scalar with ``-f f``: it reads the
+#: size_t before its one-element index array, glibc's header of that 8-byte allocation
+#: (0x21), and adds 1. Kept, so that the text is ncdump's byte for byte.
+_FORTRAN_SCALAR_INDEX = 34
+
+
+@dataclass(frozen=True)
+class _Annotations:
+    """The index comments of ``-b`` (one before each row) and ``-f`` (one after each value)."""
+
+    name: str
+    shape: tuple[int, ...]
+    language: str
+    indent: str
+
+    def _corner(self, row: int) -> list[int]:
+        grid = self.shape[:-1]
+        return [int(i) for i in np.unravel_index(row, grid)] if grid else []
+
+    def brief(self, row: int) -> str:
+        corner, width = self._corner(row), self.shape[-1]
+        if self.language == "f":
+            index = ("1" if width == 1 else f"1-{width} ") + "".join(f",{c + 1}" for c in reversed(corner))
+        else:
+            index = "".join(f"{c}," for c in corner) + ("0" if width == 1 else f" 0-{width - 1}")
+        return f"// {self.name}({index})\n{self.indent}    "
+
+    def full(self, row: int, column: int) -> str:
+        corner = self._corner(row)
+        if self.language == "f":
+            first = column + 1 if self.shape else _FORTRAN_SCALAR_INDEX
+            index = f"{first}" + "".join(f",{c + 1}" for c in reversed(corner))
+        else:
+            index = "".join(f"{c}," for c in corner) + str(column)
+        return f"  // {self.name}({index})\n    "
+
+    def full_row(self, row: int, offset: int, texts: list[str], closes: str, last_row: bool | None) -> str:
+        """``texts`` (values ``offset``... of ``row``) each with its comment; ``last_row``
+        None: the row goes on after them. A char row is one text, commented with the index
+        of its last character."""
+        end = len(texts) - (0 if last_row is None else 1)
+        parts = [f"{texts[i]}, " + self.full(row, offset + i) for i in range(end)]
+        if last_row is not None:
+            column = self.shape[-1] - 1 if self.shape else 0
+            parts.append(texts[-1] + closes + (";" if last_row else ",") + self.full(row, column))
+        return "".join(parts)
+
+
+def _names_variable(name: str, variable: Variable, group: Group) -> bool:
+    """ncdump's ``-v`` names: ``v`` (in any group), ``/g/v`` (that one), ``g/v`` (``v`` in
+    any group whose path ends with ``g``)."""
+    path, slash, base = name.rpartition("/")
+    if not slash:
+        return variable.name == name
+    if name.startswith("/"):
+        return variable.fqn == name
+    return variable.name == base and group.fqn.endswith(path)
+
+
 def _row_count(shape: tuple[int, ...]) -> int:
     return math.prod(shape[:-1]) if len(shape) > 1 else 1
 
 
-def _braces(shape: tuple[int, ...], unlimited: list[bool], char: bool) -> Callable[[int], tuple[int, int]] | None:
+def _braces(shape: tuple[int, ...], unlimited: list[bool]) -> Callable[[int], tuple[int, int]] | None:
     """For variables with an unlimited dimension after the first: the number of braces that
     open before and close after row number ``n`` (one pair around the whole extent of each
-    such dimension, per index of the dimensions before it); None when there are none."""
+    such dimension, per index of the dimensions before it, the last one too, also of char
+    rows); None when there are none."""
     grid = shape[:-1]
-    inner = [k for k in range(1, len(shape) - (1 if char else 0)) if unlimited[k]]
+    inner = [k for k in range(1, len(shape)) if unlimited[k]]
     if not inner:
         return None
 
@@ -734,6 +854,8 @@ def _float_fill_mask(raw: np.ndarray, fill: float, type_: AtomicType) -> np.ndar
 def _same(value: Any, fill: Any) -> bool:
     if isinstance(value, np.ndarray):
         return False
+    if isinstance(value, np.void) and value.dtype.hasobject:  # a record with strings or vlens
+        return bool(plain_value(value) == plain_value(fill))
     try:
         return bool(value == fill) or (value == "" and fill == "")
     except (TypeError, ValueError):
@@ -773,17 +895,122 @@ def _signed(value: int) -> int:
     return value - 2**64 if value > 2**63 - 1 else value
 
 
-def _filter_text(storage: VariableStorage, chunks: tuple[int, ...] | None, type_: Any) -> str:
-    """HDF5's ``_Filter`` text for the compressions netCDF-4 reaches through plugins."""
+@dataclass(frozen=True)
+class _Filter:
+    """One filter of a variable as netCDF-4 shows it: an HDF5 filter id (None for a Zarr
+    codec netcdf-c has no filter for) and its parameters."""
+
+    id: int | None
+    params: tuple[int, ...] = ()
+
+    def text(self) -> str:
+        return ",".join(map(str, (self.id, *self.params)))
+
+
+#: HDF5's filter ids by Zarr codec name (v2 ``id``, v3 ``name`` without ``numcodecs.``).
+_FILTER_OF_CODEC = {
+    "zlib": HDF5_DEFLATE,
+    "gzip": HDF5_DEFLATE,
+    "shuffle": HDF5_SHUFFLE,
+    "fletcher32": HDF5_FLETCHER32,
+    "zstd": HDF5_ZSTD,
+    "bz2": HDF5_BZIP2,
+    "blosc": HDF5_BLOSC,
+}
+#: The v3 codecs that turn the array into bytes (netCDF-4 has no filter for them).
+_SERIALIZERS = frozenset({"bytes", "vlen-utf8", "vlen-bytes", "transpose", "sharding_indexed"})
+_BLOSC_CODE_OF_CNAME = {cname: BLOSC_CODES[name] for name, cname in BLOSC_CNAMES.items()}
+
+
+def _stored_codecs(storage: VariableStorage) -> list[dict[str, Any]] | None:
+    """A Zarr variable's codecs as stored, in chain order, without v3's serializer; None
+    for a variable not read from a Zarr store (its settings say it all)."""
+    codecs = storage.codecs
+    if isinstance(codecs, dict):  # v2: filters, then the compressor
+        filters = codecs.get("filters") or []
+        compressor = codecs.get("compressor")
+        chain = [*filters, *([compressor] if compressor else [])] if isinstance(filters, list) else []
+        return [c for c in chain if isinstance(c, dict)]
+    if isinstance(codecs, list):
+        return [c for c in codecs if isinstance(c, dict) and _codec_name(c) not in _SERIALIZERS]
+    return None
+
+
+def _codec_name(codec: dict[str, Any]) -> object:
+    name = codec.get("id", codec.get("name"))
+    return name.removeprefix("numcodecs.") if isinstance(name, str) else name
+
+
+def _codec_filter(codec: dict[str, Any], itemsize: int, chunk_bytes: int) -> _Filter:
+    """The HDF5 filter netcdf-c shows for a Zarr codec (v2 or v3 form)."""
+    name = _codec_name(codec)
+    config = codec.get("configuration", codec)
+    if isinstance(name, int):  # a codec named by its HDF5 filter id
+        return _Filter(name)
+    filter_id = _FILTER_OF_CODEC.get(str(name))
+    if filter_id in (HDF5_DEFLATE, HDF5_ZSTD, HDF5_BZIP2):
+        return _Filter(filter_id, (int(config.get("level", 0)),))
+    if filter_id == HDF5_SHUFFLE:
+        return _Filter(filter_id, (int(config.get("elementsize", itemsize)),))
+    if filter_id == HDF5_BLOSC:
+        level, shuffle = int(config.get("clevel", 0)), config.get("shuffle", 1)
+        shuffle = BLOSC_SHUFFLES.index(shuffle) if shuffle in BLOSC_SHUFFLES else int(shuffle)  # v3 names it
+        code = _BLOSC_CODE_OF_CNAME.get(str(config.get("cname")), 0)
+        return _Filter(filter_id, (0, 0, itemsize, chunk_bytes, level, shuffle, code))
+    return _Filter(filter_id)
+
+
+def _filter_chain(storage: VariableStorage, chunks: tuple[int, ...] | None, itemsize: int) -> list[_Filter]:
+    """A variable's filters in the order netCDF-4 lists them: a Zarr store's codecs in chain
+    order (as NCZarr keeps them); for an HDF5 file, fletcher32 and shuffle first, then the
+    compressor (as netcdf-c orders HDF5's pipeline)."""
+    size = itemsize or 1
+    chunk_bytes = size * math.prod(chunks) if chunks else size
+    stored = _stored_codecs(storage)
+    if stored is not None:
+        return [_codec_filter(codec, itemsize, chunk_bytes) for codec in stored]
+    chain = []
+    if storage.fletcher32:
+        chain.append(_Filter(HDF5_FLETCHER32))
+    if storage.shuffle:
+        chain.append(_Filter(HDF5_SHUFFLE, (size,)))
     compression = storage.compression
-    if compression in _FILTER_IDS:
-        return f"{_FILTER_IDS[compression]},{storage.complevel}"
     if compression is not None and compression.startswith("blosc"):
-        size = _type_size(type_) or 1
-        chunk_bytes = size * math.prod(chunks) if chunks else size
         code = BLOSC_CODES.get(compression, 0)
-        return f"{HDF5_BLOSC},0,0,{size},{chunk_bytes},{storage.complevel},{storage.blosc_shuffle},{code}"
-    return ""
+        chain.append(_Filter(HDF5_BLOSC, (0, 0, size, chunk_bytes, storage.complevel, storage.blosc_shuffle, code)))
+    elif compression is not None:
+        chain.append(_Filter(HDF5_FILTER_OF[compression], (storage.complevel,)))
+    return chain
+
+
+def _named_filter_lines(chain: list[_Filter]) -> list[tuple[str, str]]:
+    """ncdump's default: ``_Fletcher32``, ``_Shuffle``, ``_DeflateLevel`` (in this order),
+    then every other filter in ``_Filter``."""
+    ids = [f.id for f in chain]
+    lines = []
+    if HDF5_FLETCHER32 in ids:
+        lines.append(("_Fletcher32", '"true"'))
+    if HDF5_SHUFFLE in ids:
+        lines.append(("_Shuffle", '"true"'))
+    lines.extend(("_DeflateLevel", str(f.params[0])) for f in chain if f.id == HDF5_DEFLATE)
+    others = [f.text() for f in chain if f.id not in (None, HDF5_FLETCHER32, HDF5_SHUFFLE, HDF5_DEFLATE)]
+    if others:
+        lines.append(("_Filter", '"' + "|".join(others) + '"'))
+    return lines
+
+
+def _filter_lines(chain: list[_Filter], storage: VariableStorage) -> list[tuple[str, str]]:
+    """``-F``: every filter in ``_Filter``, and a Zarr store's codecs in ``_Codecs`` (as
+    netcdf-c writes JSON: ``", "`` between members, ``","`` between codecs)."""
+    lines = []
+    known = [f.text() for f in chain if f.id is not None]
+    if known:
+        lines.append(("_Filter", '"' + "|".join(known) + '"'))
+    stored = _stored_codecs(storage)
+    if stored:
+        text = "[" + ",".join(dumps(codec).decode() for codec in stored) + "]"
+        lines.append(("_Codecs", '"' + _escape(text.encode(), _TEXT_TABLE) + '"'))
+    return lines
 
 
 def _byte_order(storage: VariableStorage) -> str:
@@ -814,15 +1041,6 @@ def _fqn(node: Any) -> str:
         names.append(escape_name(current.name))
         current = current.parent
     return "/" + "/".join(reversed(names))
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("nczarr")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 # -- public -------------------------------------------------------------------------------
