@@ -192,14 +192,10 @@ def variable_dimensions(variable: Variable, resolver: Resolver) -> list[Dimensio
 
 def drop_anonymous(dataset: Dataset) -> None:
     """Remove the root dimensions that stood for anonymous dimensions (every reference to
-    them became a size)."""
-    used = {
-        ref
-        for group in dataset.walk()
-        for variable in group.variables
-        for ref in variable.dimensions
-        if isinstance(ref, str)
-    }
+    them became a size); one no variable uses stays a dimension, as netcdf-c lists it."""
+    references = [ref for group in dataset.walk() for variable in group.variables for ref in variable.dimensions]
+    used = {ref for ref in references if isinstance(ref, str)}
+    sizes = {ref for ref in references if isinstance(ref, int)}
     dataset.dimensions[:] = [
         d
         for d in dataset.dimensions
@@ -207,6 +203,7 @@ def drop_anonymous(dataset: Dataset) -> None:
             d.name.startswith(ANONYMOUS_PREFIX)
             and d.name[len(ANONYMOUS_PREFIX) :] == str(d.size)
             and not d.unlimited
+            and d.size in sizes
             and d.name not in used
             and f"/{d.name}" not in used
         )

@@ -448,3 +448,13 @@ def test_older_layouts_keep_their_dimension_names(tmp_path: Path, layout: object
     for name in ("/v", "/g/w"):
         assert ours[name]["data"] == theirs[name]["data"]  # type: ignore[index]
     assert ours["/v"]["attributes"] == {"units": "m", "_FillValue": -1}  # type: ignore[index]
+
+
+def test_declared_anonymous_named_dimensions_no_variable_uses_are_kept(tmp_path: Path) -> None:
+    """netcdf-c declares ``_Anonymous_Dim_<n>`` at the root of an NCZarr store; one no
+    variable uses is still a dimension of the dataset (it was dropped as anonymous)."""
+    with netCDF4.Dataset(_url(tmp_path / "declared", "nczarr"), "w") as ds:
+        for size in (2, 10, 3):
+            ds.createDimension(f"_Anonymous_Dim_{size}", size)
+        ds.createGroup("g").createVariable("v", "i4", ("_Anonymous_Dim_3", "_Anonymous_Dim_3"))
+    _same(*_both(tmp_path / "declared", "nczarr"))
