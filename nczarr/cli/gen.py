@@ -41,7 +41,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-o",
         dest="output",
         metavar="OUTFILE",
-        help="the store, URL (file:///p#mode=nczarr,file) or .nc file to make (default: the CDL file's name with .zarr)",
+        help=(
+            "the store, URL (file:///p#mode=nczarr,file) or .nc file to make (default, as ncgen: the CDL file's "
+            "name with .nc when -b, -l b or a kind is given; else with .zarr)"
+        ),
     )
     gen.add_argument(
         "-k",
@@ -87,7 +90,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _output(args: argparse.Namespace) -> str:
-    return args.output if args.output is not None else os.path.splitext(os.path.basename(args.cdl))[0] + args.suffix
+    if args.output is not None:
+        return str(args.output)
+    return os.path.splitext(os.path.basename(args.cdl))[0] + _default_suffix(args)
+
+
+def _default_suffix(args: argparse.Namespace) -> str:
+    """ncgen's default output: ``<cdl name>.nc`` in the current folder when ``-b``, ``-l b``
+    or a kind asks for a file (``.cdf`` with ``-n``); with none of them (ncgen: only check
+    the text), or a Zarr ``--format``, nczarr makes the store ``<cdl name>.zarr``."""
+    if args.suffix != ".zarr":
+        return str(args.suffix)
+    asks_for_file = args.language == "b" or args.kind is not None
+    return ".nc" if asks_for_file and args.format is None else ".zarr"
 
 
 def creates(args: argparse.Namespace) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,23 @@ def test_h_is_help_as_in_ncgen(capsys):
         main(["gen", "-h"])
     assert exit_.value.code == 0
     assert "-l b|c|f77|java" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flags", "made"),
+    [(["-4", "-lb"], "named.nc"), (["-b"], "named.nc"), (["-3"], "named.nc"), (["-n"], "named.cdf"), ([], "named.zarr")],
+)
+def test_the_default_output_is_where_ncgen_puts_it(tmp_path: Path, flags: list[str], made: str) -> None:
+    """ncgen writes ``<cdl name>.nc`` in the current folder when a flag asks for a file; the
+    dataset name in the text does not choose it. With no such flag nczarr makes a store."""
+    cdl = tmp_path / "named.cdl"
+    cdl.write_text("netcdf other { dimensions: x = 2 ; variables: int v(x) ; }\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run([sys.executable, "-m", "nczarr.cli", "gen", *flags, str(cdl)], cwd=work, check=True)
+    assert [p.name for p in work.iterdir()] == [made]
+    if made.endswith((".nc", ".cdf")) and flags != ["-n"]:
+        reference = tmp_path / "reference"
+        reference.mkdir()
+        subprocess.run(["ncgen", *flags, str(cdl)], cwd=reference, check=True)
+        assert [p.name for p in reference.iterdir()] == [made]
