@@ -72,7 +72,7 @@ class Location(StoreURL):
         if self.consolidated is not None:
             options["consolidated"] = self.consolidated
         if name.upper() == "ZARR_V2" and self.mode:
-            options["netcdf_scalars"] = True  # netcdf-c 4.10.1 does not see xarray's shape [] scalars
+            options["netcdf_c_layout"] = True  # netcdf-c 4.10.1 reads neither shape [] scalars nor vlen-utf8
         if not self.xarray and name.upper().startswith("ZARR"):
             options["xarray"] = False
         return options

@@ -37,7 +37,7 @@ from nczarr.formats.fills import (
     xarray_fill_json,
 )
 from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
-from nczarr.formats.tree import nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
+from nczarr.formats.tree import maxstrlen, nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
 from nczarr.model import AtomicType, Dataset, Dimension, Group, Resolver, TypeRef, UserType, Variable
 from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
@@ -68,15 +68,17 @@ class PureZarr(Convention):
     name: ClassVar[str] = "ZARR"
     zarr_format: ClassVar[Literal[2, 3]] = 3
 
-    def __init__(self, *, consolidated: bool = True, xarray: bool = True, netcdf_scalars: bool = False) -> None:
+    def __init__(self, *, consolidated: bool = True, xarray: bool = True, netcdf_c_layout: bool = False) -> None:
         super().__init__(consolidated=consolidated)
         #: Whether dimension names are written and read (``dimension_names`` / ``_ARRAY_DIMENSIONS``);
         #: not in netcdf-c's ``#mode=noxarray``, where every dimension is anonymous.
         self.xarray = xarray
-        #: Whether v2 scalars are written as netcdf-c writes them (shape [1], dimension
-        #: ``_scalar_``), which netcdf-c 4.10.1 needs to see them (its ``#mode=zarr`` URLs), rather
-        #: than xarray's shape []. A scalar read that way is written back that way anyway.
-        self.netcdf_scalars = netcdf_scalars
+        #: Whether v2 scalars and strings are written as netcdf-c writes them (its ``#mode=zarr``
+        #: URLs), which netcdf-c 4.10.1 needs to read them: scalars of shape [1] with dimension
+        #: ``_scalar_`` rather than xarray's shape [], strings as fixed-length bytes of the
+        #: variable's ``_nczarr_maxstrlen`` rather than vlen-utf8. A scalar read the netcdf-c way
+        #: is written back that way anyway.
+        self.netcdf_c_layout = netcdf_c_layout
 
     @classmethod
     def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
@@ -261,12 +263,14 @@ class PureZarr(Convention):
         dimensions = variable_dimensions(variable, resolver)
         shape = tuple(d.size for d in dimensions)
         netcdf_scalar = (
-            not shape and self.zarr_format == 2 and (self.netcdf_scalars or (read is not None and tuple(read.shape) == (1,)))
+            not shape and self.zarr_format == 2 and (self.netcdf_c_layout or (read is not None and tuple(read.shape) == (1,)))
         )
         if netcdf_scalar:
             shape = (1,)
         endian = storage.endian if self.zarr_format == 2 else "little"
         dtype = _dtype(type, endian) if isinstance(type, AtomicType) else type.newbyteorder(">" if endian == "big" else "<")
+        if type is AtomicType.STRING and self.zarr_format == 2 and self.netcdf_c_layout:
+            dtype = np.dtype(f"S{maxstrlen(variable)}")  # netcdf-c 4.10.1 reads no vlen-utf8
         chunks = (1,) if netcdf_scalar else chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
         value = fill_attribute(variable)
         fill: object = 0  # complex: Zarr's default (netCDF's compound has none)
@@ -274,6 +278,8 @@ class PureZarr(Convention):
             fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
             fill = char_byte(str(fill))
+        if dtype.kind == "S" and isinstance(fill, str):
+            fill = fill.encode("utf-8")
         if value is None and read is not None and read.fill_value is not None and read.dtype == dtype:
             fill = read.fill_value  # a fill_value without a _FillValue attribute stays as read
         names = _stored_names(variable, dimensions, read, resolver)

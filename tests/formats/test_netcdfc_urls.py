@@ -58,10 +58,10 @@ def test_local_forms(url: str, target: str, convention: str | None, zip_: bool) 
 
 def test_mode_words_set_the_options() -> None:
     zarr_v2 = parse_location("file:///d/x#mode=zarr,file").convention_options("ZARR_V2")
-    assert zarr_v2 == {"consolidated": False, "netcdf_scalars": True}
+    assert zarr_v2 == {"consolidated": False, "netcdf_c_layout": True}
     assert parse_location("file:///d/x#mode=nczarr,file,consolidated").convention_options("NCZARR_V2") == {"consolidated": True}
     noxarray = parse_location("file:///d/x#mode=noxarray,file")
-    assert noxarray.convention_options("ZARR_V2") == {"consolidated": False, "netcdf_scalars": True, "xarray": False}
+    assert noxarray.convention_options("ZARR_V2") == {"consolidated": False, "netcdf_c_layout": True, "xarray": False}
     assert parse_location("/d/x.zarr").convention_options("NCZARR") == {}  # plain paths keep the defaults
 
 
@@ -188,6 +188,21 @@ def _layout(root: Path) -> dict[str, object]:
         key = path.relative_to(root).as_posix()
         layout[key] = sorted(set(json.loads(path.read_text())) - {"_NCProperties"}) if path.name == ".zattrs" else None
     return layout
+
+
+@pytest.mark.parametrize("mode", ["zarr,file", "xarray,file", "nczarr,file"])
+def test_strings_are_written_as_netcdf_c_writes_them(mode: str, tmp_path: Path) -> None:
+    """netcdf-c 4.10.1 stores strings as fixed-length bytes (``_nczarr_default_maxstrlen``, else
+    128) and cannot open a store holding zarr-python's vlen-utf8 arrays."""
+    ours, theirs = tmp_path / "ours.file", tmp_path / "theirs.file"
+    for kind, store in ((netCDF4, theirs), (nczarr, ours)):
+        with kind.Dataset(f"{store.as_uri()}#mode={mode}", "w") as dataset:
+            dataset.createDimension("d", 2)
+            dataset.createVariable("v", str, ("d",))[:] = np.array(["uvw", "xyz"], dtype=object)
+    dtypes = [json.loads((store / "v" / ".zarray").read_text())["dtype"] for store in (ours, theirs)]
+    assert dtypes[0] == dtypes[1]
+    with netCDF4.Dataset(f"{ours.as_uri()}#mode={mode}") as dataset:
+        assert dataset["v"][:].tolist() == ["uvw", "xyz"]
 
 
 @pytest.mark.parametrize("mode", WRITE_MODES)
