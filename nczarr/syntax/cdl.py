@@ -143,7 +143,7 @@ def parse_cdl(text: str, filename: str = "<cdl>", *, kind: str | None = None) ->
         _refuse_lone_surrogates(text)
         name, body = _blank_header(text)
         body, runs = _pack_runs(body)
-        statements = _parser().parse(body)
+        statements = _parser(_TYPE_WORDS_AS_NAMES.get(asked or "", _NETCDF4_TYPE_WORDS)).parse(body)
         return _Builder(name, asked, runs).build(statements)
     except ParseError as exc:
         exc.filename = filename
@@ -206,8 +206,14 @@ def _pack_runs(text: str) -> tuple[str, dict[int, str]]:
     return "".join(pieces), runs
 
 
+# ncgen reads the type words of types a format lacks as names (``string = 2 ;`` in classic
+# CDL); a name ``int64`` used as a type still names the type. No -k reads as classic.
+_NETCDF4_TYPE_WORDS = frozenset({"string", "int64", "uint64", "ubyte", "ushort", "uint", "ulong", "uinteger"})
+_TYPE_WORDS_AS_NAMES = {"NETCDF4": frozenset(), "NETCDF3_64BIT_DATA": frozenset({"string"})}
+
+
 @functools.cache
-def _parser() -> LalrParser[list[Any]]:
+def _parser(names: frozenset[str] = frozenset()) -> LalrParser[list[Any]]:
     return LalrParser(
         grammar_path("cdl.lark").read_text(encoding="utf-8"),
         start="start",
@@ -217,6 +223,7 @@ def _parser() -> LalrParser[list[Any]]:
         leading=(("PATH", "/"), ("STRING", '"'), ("CHARCONST", "'")),
         describe=_DESCRIBE,
         reserved=True,
+        names=names,
     )
 
 

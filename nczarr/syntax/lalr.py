@@ -119,6 +119,7 @@ class LalrParser(Generic[Built]):
         leading: Iterable[tuple[str, str]] = (),
         describe: Mapping[str, str] | None = None,
         reserved: bool = False,
+        names: Iterable[str] = (),
     ) -> None:
         """Compile ``grammar``; ``builder`` has a method per rule that builds its value.
 
@@ -126,7 +127,8 @@ class LalrParser(Generic[Built]):
         may also be; ``leading`` pairs a terminal with a regular expression for the first
         characters that announce it; ``describe`` says in words what a terminal is.
         ``reserved``: keywords and word kinds are what they are everywhere, never names
-        (ncgen's lexer), instead of only where the parser accepts them.
+        (ncgen's lexer), instead of only where the parser accepts them; ``names``: keywords
+        read as plain words all the same (ncgen: the type words of a format without the type).
         """
         lark = Lark(grammar, parser="lalr", start=start, maybe_placeholders=True)
         conf = lark.parse_interactive("").parser_state.parse_conf
@@ -160,8 +162,13 @@ class LalrParser(Generic[Built]):
         ]
         # What a word may be in each state: the keywords and the word kinds it accepts there
         # (reserved: all of them, in every state).
+        plain_words = frozenset(names)
         self._state_keywords = {
-            state: {text: name for text, name in self.keywords.items() if reserved or name in table}
+            state: {
+                text: name
+                for text, name in self.keywords.items()
+                if (reserved or name in table) and text not in plain_words
+            }
             for state, table in self._actions.items()
         }
         self._state_kinds = {

@@ -75,7 +75,7 @@ CASES = [
     (
         'nc3',
         'netcdf x {\nvariables:\n  ubyte v ;\n}\n',
-        'in.cdl:3:9: the type ubyte is not allowed in the NETCDF3_CLASSIC format'
+        'in.cdl:3:3: the type ubyte is not allowed in the NETCDF3_CLASSIC format'
     ),
     (
         'nc3',

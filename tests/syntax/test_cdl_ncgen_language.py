@@ -5,6 +5,7 @@ scope. Each text is made by ncgen and by nczarr gen, and both files are printed 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,23 @@ def test_refused_as_ncgen_does(tmp_path: Path, name: str) -> None:
     with pytest.raises(ParseError) as caught:
         generate(cdl, tmp_path / "our.nc", kind="nc4")
     assert str(caught.value).startswith(f"{cdl}:{where}:")
+
+
+@pytest.mark.parametrize("kind", ["-3", "-6", "-7", "-5", "-4"])
+@pytest.mark.parametrize("word", ["string", "int64", "ubyte", "uint"])
+def test_type_words_are_names_where_the_format_lacks_the_type(tmp_path: Path, kind: str, word: str) -> None:
+    """ncgen reads netCDF-4's type words as names in formats without those types (CDF5 has
+    all but string), and refuses them as names in netCDF-4."""
+    cdl = tmp_path / "words.cdl"
+    cdl.write_text(f"netcdf words {{\ndimensions:\n  {word} = 2 ;\nvariables:\n  int {word}({word}) ;\n}}\n")
+    theirs = subprocess.run(["ncgen", kind, "-o", str(tmp_path / "theirs.nc"), str(cdl)], capture_output=True)
+    ours = subprocess.run(
+        [sys.executable, "-m", "nczarr.cli", "gen", kind, "-o", str(tmp_path / "ours.nc"), str(cdl)], capture_output=True
+    )
+    assert (ours.returncode == 0) == (theirs.returncode == 0), ours.stderr
+    if theirs.returncode == 0:
+        dumps = [
+            subprocess.run(["ncdump", "-n", "w", str(tmp_path / f)], capture_output=True, text=True).stdout
+            for f in ("theirs.nc", "ours.nc")
+        ]
+        assert dumps[0] == dumps[1]
