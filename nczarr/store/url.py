@@ -29,6 +29,8 @@ from nczarr.errors import ArgumentError, StoreError
 STORAGE_WORDS = frozenset({"file", "zip", "s3", "gs3"})
 #: Mode words naming how the dataset is stored, read by :mod:`nczarr.formats.location`.
 CONVENTION_WORDS = frozenset({"nczarr", "zarr", "xarray", "noxarray", "consolidated", "v2", "v3"})
+#: netcdf-c's older spellings of mode words, still taken by netcdf-c 4.9.
+_OLD_WORDS = {"nzf": "file"}
 #: Mode words netcdf-c takes for its own logging, which change nothing stored.
 IGNORED_WORDS = frozenset({"log", "show"})
 MODE_WORDS = STORAGE_WORDS | CONVENTION_WORDS | IGNORED_WORDS
@@ -112,7 +114,8 @@ def _fragment(fragment: str) -> tuple[list[str], dict[str, str]]:
         key, _, value = item.partition("=")
         key = unquote(key.strip()).lower()
         if key == "mode":
-            words.extend(w for w in (unquote(w).strip().lower() for w in value.split(",")) if w)
+            spelled = (unquote(w).strip().lower() for w in value.split(","))
+            words.extend(_OLD_WORDS.get(w, w) for w in spelled if w)
         elif key:
             keys[key] = unquote(value.strip())
     return words, keys

@@ -46,6 +46,7 @@ from nczarr.store import open_store
         ("file:///d/x#mode=nczarr&mode=file", "/d/x", "NCZARR_V2", False),  # several mode keys add up
         ("file:///d/x#log&show=fetch&mode=nczarr,file,log,show", "/d/x", "NCZARR_V2", False),
         ("file:///d/x#mode=file", "/d/x", None, False),
+        ("file://x.nzf#mode=nczarr,nzf", "x.nzf", "NCZARR_V2", False),  # netcdf-c 4.9's old word for file
         ("/d/x.zarr", "/d/x.zarr", None, False),
         ("/d/with#hash.zarr", "/d/with#hash.zarr", None, False),  # a plain path keeps its '#'
         ("/d/x.zip", "/d/x.zip", None, True),
