@@ -251,6 +251,26 @@ class _Formats:
         return formats
 
 
+def _time_comment(texts: list[str], lead: str, line_length: int) -> str:
+    """``ncdump -t``'s comment of an attribute's times: on the attribute's line for one or
+    two values, else on lines of their own, each at most ``line_length`` columns wide with
+    its ``<lead>  // `` counted as 21 (tabs as 8), as ncdump wraps them."""
+    if len(texts) <= 2:
+        return " // " + ", ".join(texts)
+    items = [f"{text}," for text in texts[:-1]] + texts[-1:]
+    room = line_length - 21
+    lines: list[str] = []
+    current = ""
+    for item in items:
+        if current and len(current) + 1 + len(item) > room:
+            lines.append(current)
+            current = item
+        else:
+            current = f"{current} {item}" if current else item
+    lines.append(current)
+    return "".join(f"\n{lead}  // {line}" for line in lines)
+
+
 class _Dumper:
     def __init__(self, source: DatasetSource, options: DumpOptions, name: str) -> None:
         self.source = source
@@ -477,7 +497,7 @@ class _Dumper:
         prefix = "string " if type_ is AtomicType.STRING else ""
         comment = ""
         if axis is not None and type_ is not AtomicType.STRING and values and not isinstance(values, str):
-            comment = " // " + ", ".join(axis.texts(values))
+            comment = _time_comment(axis.texts(values), lead, self.opts.line_length)
         out.raw(f"{lead}{prefix}{label} = {self._attribute_values(type_, values)} ;{comment}\n")
 
     def _attribute_values(self, type_: AtomicType, values: Any) -> str:

@@ -215,3 +215,36 @@ def test_groups_are_refused_for_the_classic_model(made, capsys):
     assert theirs.returncode == 1 and not theirs.stdout
     assert main(["dump", "-g", "g", str(made["classic"])]) == 1
     assert "-g" in capsys.readouterr().err
+
+
+TIME_ATTRIBUTES_CDL = r"""netcdf times {
+dimensions:
+  t = 2 ;
+variables:
+  double t(t) ;
+    t:units = "hours since 1900-01-01 06:00" ;
+    t:calendar = "noleap" ;
+    t:one = 12. ;
+    t:two = 24., 36.5 ;
+    t:three = 48., 60.25, 72. ;
+    t:many = 0., 1., 2.5, 3., 4., 5.75, 6., 7., 8., 9., 10., 11., 12., 13., 14., 15. ;
+data:
+  t = 1, 2 ;
+group: g {
+  variables:
+    float s ;
+      s:units = "days since 2001-02-28" ;
+      s:span = 0., 1., 2., 3., 4., 5., 6., 7., 8., 9. ;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("flags", ["-t", "-t -l 50", "-i -l 120", "-t -h"])
+def test_time_comments_of_attributes_wrap_as_ncdump_wraps_them(
+    tmp_path: Path, flags: str, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """One or two times stay on the attribute's line; more go on lines of their own, wrapped
+    at the line length."""
+    nc = _ncgen(TIME_ATTRIBUTES_CDL, tmp_path / "times.nc", "nc4")
+    assert ours(nc, flags, capsysbinary) == ncdump(nc, flags)
