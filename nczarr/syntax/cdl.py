@@ -143,8 +143,16 @@ def parse_cdl(text: str, filename: str = "<cdl>", *, kind: str | None = None) ->
         _refuse_lone_surrogates(text)
         name, body = _blank_header(text)
         body, runs = _pack_runs(body)
-        statements = _parser(_TYPE_WORDS_AS_NAMES.get(asked or "", _NETCDF4_TYPE_WORDS)).parse(body)
-        return _Builder(name, asked, runs).build(statements)
+        if asked is not None:
+            statements = _parser(_TYPE_WORDS_AS_NAMES.get(asked, _NETCDF4_TYPE_WORDS)).parse(body)
+            return _Builder(name, asked, runs).build(statements)
+        try:  # no -k: netCDF-4 CDL, else classic CDL using netCDF-4's type words as names
+            return _Builder(name, asked, runs).build(_parser().parse(body))
+        except ParseError as netcdf4_error:
+            try:
+                return _Builder(name, asked, runs).build(_parser(_NETCDF4_TYPE_WORDS).parse(body))
+            except ParseError:
+                raise netcdf4_error from None
     except ParseError as exc:
         exc.filename = filename
         raise
@@ -207,7 +215,8 @@ def _pack_runs(text: str) -> tuple[str, dict[int, str]]:
 
 
 # ncgen reads the type words of types a format lacks as names (``string = 2 ;`` in classic
-# CDL); a name ``int64`` used as a type still names the type. No -k reads as classic.
+# CDL); a name ``int64`` used as a type still names the type. Without -k, ncgen reads them as
+# classic; gen, which makes a netCDF-4 dataset then, reads netCDF-4 CDL first.
 _NETCDF4_TYPE_WORDS = frozenset({"string", "int64", "uint64", "ubyte", "ushort", "uint", "ulong", "uinteger"})
 _TYPE_WORDS_AS_NAMES = {"NETCDF4": frozenset(), "NETCDF3_64BIT_DATA": frozenset({"string"})}
 

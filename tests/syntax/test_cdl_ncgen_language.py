@@ -112,3 +112,21 @@ def test_type_words_are_names_where_the_format_lacks_the_type(tmp_path: Path, ki
             for f in ("theirs.nc", "ours.nc")
         ]
         assert dumps[0] == dumps[1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "netcdf a {\ntypes:\n  ubyte enum e {A = 1} ;\nvariables:\n  e v ;\n  string s ;\n}\n",  # netCDF-4 CDL
+        "netcdf b {\ndimensions:\n  string = 2 ;\nvariables:\n  int string(string) ;\n}\n",  # classic CDL
+    ],
+)
+def test_without_a_kind_netcdf4_and_classic_cdl_both_make_a_dataset(tmp_path: Path, text: str) -> None:
+    """ncgen without -k reads type words as classic names (and refuses netCDF-4 CDL with
+    them as types); gen makes a netCDF-4 dataset then, so it reads netCDF-4 CDL first."""
+    cdl = tmp_path / "nokind.cdl"
+    cdl.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "nczarr.cli", "gen", "-o", str(tmp_path / "out.zarr"), str(cdl)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
