@@ -766,7 +766,7 @@ def _file_target(
         from nczarr.convert.netcdf3 import write_netcdf3 as write
     else:
         from nczarr.convert.hdf5 import require_h5netcdf
-        from nczarr.convert.hdf5 import write_hdf5 as write
+        from nczarr.convert.hdf5write import write_hdf5 as write
 
         require_h5netcdf()
     memory = MemoryStore()

@@ -25,7 +25,7 @@ from typing import TextIO, cast
 
 import numpy as np
 
-from nczarr.convert import hdf5, netcdf3, sources
+from nczarr.convert import hdf5, hdf5write, netcdf3, sources
 from nczarr.convert.specs import NCCOPY_MIN_CHUNK_BYTES, Shape, StorageRequest
 from nczarr.errors import CopyError
 from nczarr.formats import convention as make_convention
@@ -227,7 +227,7 @@ def _file_writer(data_model: str) -> tuple[Callable[..., None], Callable[[ModelD
     if data_model.startswith("NETCDF3"):
         return netcdf3.write_netcdf3, netcdf3.problems
     hdf5.require_h5netcdf()
-    return hdf5.write_hdf5, hdf5.problems
+    return hdf5write.write_hdf5, hdf5write.problems
 
 
 def _check_selection(tree: ModelDataset, options: CopyOptions) -> None:

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from nczarr import NCZarrError
-from nczarr.convert.hdf5 import Hdf5Reader, problems, write_hdf5
+from nczarr.convert.hdf5 import Hdf5Reader
+from nczarr.convert.hdf5write import problems, write_hdf5
 from nczarr.errors import Hdf5Error, MissingExtraError
 from nczarr.formats import FormatError
 from nczarr.model import AtomicType, DataModel, Group, OpaqueType, Resolver, Variable
