@@ -24,15 +24,17 @@ _Handle = TypeVar("_Handle")
 def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: bool = False) -> AttributeValue:
     """The value netCDF4 returns for a stored attribute: a str for text (bytes for a char
     variable's ``_FillValue``: ``char_as_bytes``), a numpy scalar for one number, an array for
-    several, a list of str for several strings."""
+    several, a list of str for several strings. Text is decoded as netCDF4 decodes it: bytes
+    that are not ``encoding`` replaced by U+FFFD, NULs removed."""
     type, values = attribute.type, attribute.values
     if type is AtomicType.CHAR:
         assert isinstance(values, str)
         if char_as_bytes:
             return _raw_bytes(values)
-        return _raw_bytes(values).decode(encoding, "replace")
+        return _netcdf4_text(values, encoding)
     if type is AtomicType.STRING:
-        return values[0] if len(values) == 1 else list(values)
+        texts = [_netcdf4_text(str(v), encoding) for v in values]
+        return texts[0] if len(texts) == 1 else texts
     if isinstance(type, AtomicType):
         array = np.array(values, dtype_of(type))
         return array[0] if len(array) == 1 else array
@@ -44,6 +46,12 @@ def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: b
         for i, value in enumerate(values):
             array[i] = value
     return array[0] if len(array) == 1 else array
+
+
+def _netcdf4_text(text: str, encoding: str) -> str:
+    """Stored text as netCDF4 returns it: its bytes decoded with ``errors='replace'``, NULs
+    removed (netCDF4 strips them from every text attribute)."""
+    return _raw_bytes(text).decode(encoding, "replace").replace("\x00", "")
 
 
 def _raw_bytes(text: str) -> bytes:

@@ -57,7 +57,7 @@ from nczarr.values.indexing import Key, fit_data, read_key, write_key
 from nczarr.values.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize_write
 from nczarr.values.storage import NETCDF4_COMPRESSIONS, NO_SZIP, VariableStorage
 from nczarr.values.stored import encoding_of, raw_to_stored, stored_to_raw
-from nczarr.values.types import default_fill, dtype_of
+from nczarr.values.types import COMPLEX_TYPE_NAMES, default_fill, dtype_of
 
 _FILL_AFTER_CREATION = (
     "_FillValue attribute must be set when variable is created (using fill_value keyword to createVariable)"
@@ -115,6 +115,8 @@ class Variable:
         "_always_mask",
         "_chartostring",
         "_chunk_cache",
+        "_complex",
+        "_complex_axis",
         "_contiguous",
         "_conversion",
         "_dims",
@@ -134,6 +136,8 @@ class Variable:
     _always_mask: bool
     _chartostring: bool
     _chunk_cache: tuple[int, int, float]
+    _complex: np.dtype | None  # with auto_complex, the complex dtype nc-complex's layouts show as
+    _complex_axis: bool  # that layout is a trailing dimension of length 2 (hidden), not a compound
     _contiguous: bool
     _conversion: rules.Conversion | None
     _dims: list[ModelDimension] | None
@@ -179,6 +183,11 @@ class Variable:
         where = f"(variable '{name}', group '{grp.path}')"
         if name in grp._variables or name in grp._groups:
             raise DatasetStateError("NetCDF: String match to name in use")
+        if _complex_request(grp, datatype) and not _holds_user_types(shared):
+            # nc-complex's layout where no compound can be: a trailing dimension of length 2
+            datatype = "f4" if np.dtype(datatype).itemsize == 8 else "f8"  # type: ignore[call-overload]
+            named = (dimensions,) if isinstance(dimensions, str | Dimension) else tuple(dimensions or ())
+            dimensions = (*named, _complex_dimension(grp))
         type_ref, usertype = _type_ref(grp, datatype, where)
         _check_classic_type(shared, type_ref)
         dims = _dimension_nodes(grp, dimensions)
@@ -282,8 +291,18 @@ class Variable:
             dtype = usertype.dtype
         if endian != "native" and dtype.kind in "iuf":
             dtype = dtype.newbyteorder(">" if endian == "big" else "<")
+        # netCDF4's auto_complex: nc-complex's layouts read and write as complex numbers
+        complex_view, complex_axis = None, False
+        if grp._shared.auto_complex and kind == "compound":
+            complex_view = _nc_complex_compound(usertype._node)
+        elif grp._shared.auto_complex and type in (AtomicType.FLOAT, AtomicType.DOUBLE) and node.dimensions:
+            last = node.dimensions[-1]
+            last_dim = None if isinstance(last, int) else resolve_dimension(node.group, last)  # type: ignore[arg-type]
+            if last_dim is not None and last_dim.name in NC_COMPLEX_DIMENSIONS and last_dim.size == 2:
+                complex_view, complex_axis = np.dtype("c8" if type is AtomicType.FLOAT else "c16"), True
         state = {
             "_grp": grp, "_node": node, "_usertype": usertype, "_kind": kind, "_dtype": dtype,
+            "_complex": complex_view, "_complex_axis": complex_axis,
             "_mask": True, "_scale": True, "_always_mask": True, "_chartostring": True,
             "_ncstring_attrs": grp._ncstring_attrs, "_conversion": None, "_quantization": _UNKNOWN,
             "_dims": None, "_engine": None, "_chunk_cache": _DEFAULT_CACHE,
@@ -315,6 +334,8 @@ class Variable:
 
     @property
     def dtype(self) -> np.dtype | type[str]:
+        if self._complex is not None:
+            return self._complex
         return str if self._kind == "string" else self._dtype
 
     @property
@@ -333,6 +354,8 @@ class Variable:
                 ModelDimension(f"{ANONYMOUS_PREFIX}{ref}", ref) if isinstance(ref, int) else resolve_dimension(group, ref)  # type: ignore[arg-type, misc]
                 for ref in self._node.dimensions
             ]
+            if self._complex_axis:  # nc-complex's real/imaginary axis is no dimension of the values
+                dims = dims[:-1]
             self._dims = dims
         return dims
 
@@ -350,7 +373,7 @@ class Variable:
 
     @property
     def ndim(self) -> int:
-        return len(self._node.dimensions)
+        return len(self._node.dimensions) - self._complex_axis
 
     @property
     def mask(self) -> bool:
@@ -571,7 +594,7 @@ class Variable:
         """The raw netCDF values of a selection (the variable's dtype, ``str`` objects for
         strings)."""
         array = self._array()
-        selection = key.selection
+        selection = key.selection + ((slice(None),) if self._complex_axis else ())
         if array.ndim != len(selection):  # a scalar stored with shape [1]
             selection = (0,)
         stored = array.get_orthogonal_selection(selection)
@@ -596,12 +619,30 @@ class Variable:
 
     def _decode(self, raw: np.ndarray, key: Key) -> VariableData:
         kind = self._kind
+        if self._complex is not None:
+            if self._complex_axis:
+                real, imaginary = raw[..., 0], raw[..., 1]
+            else:
+                names = raw.dtype.names or ()
+                real, imaginary = raw[names[0]], raw[names[1]]
+            values = np.empty(real.shape, self._complex)
+            values.real, values.imag = real, imaginary
+            if self._complex_axis and self._mask:  # a float variable: masked as netCDF4 masks it
+                fill = self._node.find_attribute("_FillValue")
+                missing = fill.values[0] if fill is not None else default_fill(self._dtype)
+                mask = (real == missing) | (imaginary == missing)
+                if self._always_mask or mask.any():
+                    return np.ma.masked_array(values, mask=mask if mask.any() else np.ma.nomask)
+            # netCDF4: an element is a scalar, a scalar variable a 0-d array
+            return values[()] if values.ndim == 0 and self.ndim else values
         if kind == "compound" and self._chartostring:
             view = self._usertype.dtype_view
             if view != self._dtype:
                 raw = raw.view(view)
-        if kind in ("string", "compound", "opaque", "vlen"):
+        if kind in ("string", "compound", "opaque"):
             return raw[()] if raw.ndim == 0 else raw
+        if kind == "vlen":  # netCDF4 unpacks (scale_factor, add_offset) numeric vlens too
+            return rules.decode(raw[()] if raw.ndim == 0 else raw, self._conversion_rules(), whole_last_axis=False)
         return rules.decode(raw, self._conversion_rules(), whole_last_axis=self._whole_last_axis(key))
 
     def _whole_last_axis(self, key: Key) -> bool:
@@ -632,7 +673,7 @@ class Variable:
     # -- writing ---------------------------------------------------------------------------
     def __setitem__(self, elem: object, data: object) -> None:
         shared = self._grp._shared
-        shared.check_writable()
+        shared.check_open()
         if self._kind == "string" and isinstance(data, str) and self._node.dimensions and not _integer_key(elem):
             raise SelectionError("data can only be assigned to VLEN variables using integer indices")
         values = self._encode(data)
@@ -640,8 +681,9 @@ class Variable:
             dims = self._dimension_nodes()
             shape = tuple(d.size for d in dims)
             key = write_key(elem, shape, [d.unlimited for d in dims], np.shape(values))
-            if 0 in key.counts:  # netCDF4 writes nothing and grows nothing
+            if 0 in key.counts:  # netCDF4 writes nothing and grows nothing, read-only or not
                 return
+            shared.check_writable()
             if key.grown != shape:
                 for dimension, old, new in zip(dims, shape, key.grown):
                     if new > old:
@@ -653,6 +695,9 @@ class Variable:
                 values = self._quantized(values, key, *quantization)
             array = self._array()
             selection = key.selection
+            if self._complex_axis:  # complex numbers as their (real, imaginary) axis
+                selection += (slice(None),)
+                values = np.stack([values.real, values.imag], axis=-1).astype(self._dtype)
             if array.ndim != len(selection):
                 selection, values = (0,), np.reshape(values, ())
             array.set_orthogonal_selection(selection, self._to_stored(values, array.dtype))
@@ -664,6 +709,14 @@ class Variable:
             return rules.strings_in(data)
         if kind == "vlen":
             return rules.vlen_in(data, self._dtype)
+        if self._complex is not None:
+            complex_values = np.asarray(data, self._complex)
+            if self._complex_axis:  # made (real, imaginary) once the selection is known
+                return complex_values
+            records = np.empty(complex_values.shape, self._dtype)
+            names = self._dtype.names or ()
+            records[names[0]], records[names[1]] = complex_values.real, complex_values.imag
+            return records
         if kind in ("compound", "opaque"):
             return np.asarray(data).astype(self._dtype) if kind == "compound" else np.asarray(data)
         shape = self.shape
@@ -691,12 +744,12 @@ class Variable:
         return raw_to_stored(values, self._value_type(), stored_dtype, encoding=encoding_of(self._node))
 
     def assignValue(self, val: object) -> None:
-        if self._node.dimensions:
+        if self.ndim:
             raise SelectionError("to assign values to a non-scalar variable, use a slice")
         self[...] = val
 
     def getValue(self) -> VariableData:
-        if self._node.dimensions:
+        if self.ndim:
             raise SelectionError("to retrieve values from a non-scalar variable, use slicing")
         return self[slice(None)]
 
@@ -726,7 +779,7 @@ class Variable:
         if kind == "string":
             lines.append("vlen data type: <class 'str'>")
         elif kind != "atomic" and kind != "char":
-            lines.append(f"{_KIND_LABEL[kind]} data type: {self._dtype}")
+            lines.append(f"{_KIND_LABEL[kind]} data type: {self.dtype}")
         if self._grp.path != "/":
             lines.append(f"path = {self._grp.path}")
         unlimited = [d.name for d in self._dimension_nodes() if d.unlimited]
@@ -767,8 +820,65 @@ def _type_ref(grp: VariableGroup, datatype: object, where: str) -> tuple[AtomicT
     except TypeError:
         is_complex = False
     if is_complex:
-        raise ArgumentError(f"complex data types need auto_complex=True, which nczarr does not support {where}")
+        if not grp._shared.auto_complex:
+            raise ArgumentError(f"complex data types need Dataset(..., auto_complex=True) {where}")
+        return _type_ref(grp, _complex_type(grp, np.dtype(datatype)), where)  # type: ignore[call-overload]
     return atomic_of(datatype, where), None
+
+
+#: The trailing dimensions nc-complex (netCDF4's auto_complex) reads as real and imaginary parts.
+NC_COMPLEX_DIMENSIONS = ("_pfnc_complex", "complex", "ri")
+
+
+def _complex_request(grp: VariableGroup, datatype: object) -> bool:
+    """Whether ``createVariable`` asks for complex numbers in a dataset with auto_complex."""
+    if not grp._shared.auto_complex or datatype is str or isinstance(datatype, _UserType):
+        return False
+    try:
+        return np.dtype(datatype).kind == "c"  # type: ignore[call-overload]
+    except TypeError:
+        return False
+
+
+def _holds_user_types(shared: Shared) -> bool:
+    """Whether the dataset can hold nc-complex's compound (not netCDF-3 or classic files, not
+    NCZARR_V2, which netcdf-c reads no user type from)."""
+    return not shared.classic and shared.session.convention.name != "NCZARR_V2"
+
+
+def _complex_dimension(grp: VariableGroup) -> Dimension:
+    """The root's ``_pfnc_complex`` dimension (length 2) nc-complex writes, made if absent."""
+    root = _group_handle(grp, None)
+    found = root.dimensions.get(NC_COMPLEX_DIMENSIONS[0])  # type: ignore[attr-defined]
+    return found if found is not None else root.createDimension(NC_COMPLEX_DIMENSIONS[0], 2)  # type: ignore[attr-defined]
+
+
+def _nc_complex_compound(type: model_nodes.UserType) -> np.dtype | None:
+    """The complex dtype of a compound nc-complex reads as complex: two fields of one float
+    type, the first named r... and the second i... (``r``/``i``, ``real``/``imag``,
+    ``Re``/``Im``), else None."""
+    if not isinstance(type, model_nodes.CompoundType) or len(type.fields) != 2:
+        return None
+    first, second = type.fields
+    if first.shape or second.shape or first.type != second.type:
+        return None
+    if not (first.name[:1].lower() == "r" and second.name[:1].lower() == "i"):
+        return None
+    parts: dict[object, np.dtype] = {AtomicType.FLOAT: np.dtype("c8"), AtomicType.DOUBLE: np.dtype("c16")}
+    return parts.get(first.type)
+
+
+def _complex_type(grp: VariableGroup, dtype: np.dtype) -> _UserType:
+    """netCDF4's compound type for complex values of ``dtype`` (nc-complex: ``{r, i}`` named
+    ``_PFNC_DOUBLE_COMPLEX_TYPE`` or ``_PFNC_FLOAT_COMPLEX_TYPE``, in the root group), made
+    the first time."""
+    root = _group_handle(grp, None)
+    name = COMPLEX_TYPE_NAMES[dtype.itemsize]
+    found = root._types.get(name)
+    if found is None:
+        part = "f4" if dtype.itemsize == 8 else "f8"
+        found = root.createCompoundType(np.dtype([("r", part), ("i", part)]), name)  # type: ignore[attr-defined]
+    return cast(_UserType, found)
 
 
 def _warn_byte_order(datatype: Any, endian: str) -> None:

@@ -27,6 +27,18 @@ def values_to_json(type: AtomicType, values: list[AttributeValue] | str) -> JSON
     return items[0] if len(items) == 1 else items
 
 
+def as_netcdf_c_writes(type: AtomicType, values: list[AttributeValue] | str) -> list[AttributeValue] | str:
+    """Text values as netcdf-c writes them to Zarr v2, which netcdf-c 4.10.1 reads: each up to
+    its first NUL (its C strings end there; it reads an escaped NUL as the text ``u0000``, so
+    a char attribute's trailing NUL must not be written)."""
+    if type is AtomicType.CHAR:
+        assert isinstance(values, str)
+        return values.split("\x00", 1)[0]
+    if type is AtomicType.STRING:
+        return [str(v).split("\x00", 1)[0] for v in values]
+    return values
+
+
 def values_from_json(type: AtomicType, data: JSON, where: str) -> list[AttributeValue] | str:
     """Attribute values of ``type`` from their JSON (§2.10.3), numbers checked against the
     type's range; FormatError naming ``where`` otherwise."""

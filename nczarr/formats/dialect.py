@@ -13,7 +13,7 @@ import numpy as np
 from nczarr.errors import FormatError, MetadataError
 from nczarr.formats.keys import ROOT_DOCUMENT_KEYS
 from nczarr.store.base import Store
-from nczarr.zarr.jsonvalue import JSON, WrittenFloat
+from nczarr.zarr.jsonvalue import JSON, WrittenFloat, WrittenInt
 from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA, load_json
 
 
@@ -39,8 +39,11 @@ def dumps(obj: object, *, byte_compatible: bool = False) -> bytes:
 
 
 def _dump(obj: object, compat: bool, as_written: bool = False) -> Iterator[str]:
-    if as_written and isinstance(obj, WrittenFloat):
+    if as_written and isinstance(obj, WrittenFloat | WrittenInt):
         yield obj.text
+        return
+    if as_written and isinstance(obj, float) and not math.isfinite(obj):
+        yield str(float_to_json(obj))  # bare, as the document had it (JSON's NaN, Infinity)
         return
     if isinstance(obj, np.generic):
         obj = obj.item()
@@ -96,7 +99,8 @@ def loads(data: bytes, key: str) -> JSON:
 
 def compact_json(data: object) -> str:
     """JSON text of a value that a char attribute holds (netcdf-c's dialect), its numbers as
-    the document wrote them (netcdf-c shows ``[0.,0.,1.]`` as written)."""
+    the document wrote them (netcdf-c shows ``[0.,0.,1.]``, ``[1,02]`` and ``NaN`` as
+    written)."""
     return "".join(_dump(data, False, as_written=True))
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from nczarr.errors import FormatError, MissingNodeError
-from nczarr.formats.attributes import values_to_json
+from nczarr.formats.attributes import as_netcdf_c_writes, values_to_json
 from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
 from nczarr.formats.chunks import chunks_for
 from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs
@@ -55,6 +55,7 @@ from nczarr.formats.typecodes import parse_v2_typestr, type_code, v2_typestr
 from nczarr.model import (
     AtomicType,
     AttributeValue,
+    DataModel,
     Dataset,
     Dimension,
     Group,
@@ -172,6 +173,10 @@ class NczarrV2(Convention):
                 docs, (ZATTRS, GROUP), (ZGROUP, GROUP), (ZGROUP, OLD_UPPER[GROUP]), (_V1_GROUP,)
             )
             where = join_path(path, ZATTRS)
+            superblock = docs.get(ZATTRS, {}).get(SUPERBLOCK) if path == "" and isinstance(docs.get(ZATTRS), dict) else None
+            if isinstance(superblock, dict) and superblock.get("data_model") == DataModel.CLASSIC.value:
+                assert isinstance(group, Dataset)  # the root
+                group.data_model = DataModel.CLASSIC
             read_dimensions(group, info, where)
             _read_attributes(group, docs, path, None)
             names, group_names = listed_children(info, where, "arrays", "vars")
@@ -297,6 +302,9 @@ class NczarrV2(Convention):
             types[GROUP] = "|J0"
             if is_root:
                 attrs[SUPERBLOCK] = {"version": "2.0.0"}
+                if dataset.data_model is DataModel.CLASSIC and not self.byte_compatible:
+                    # as NCZARR (v3) records it; netcdf-c ignores the key
+                    attrs[SUPERBLOCK]["data_model"] = DataModel.CLASSIC.value
                 types[SUPERBLOCK] = "|J0"
             out[join_path(path, ZGROUP)] = dump({"zarr_format": 2})
             out[join_path(path, ZATTRS)] = dump(_with_types(attrs, types))
@@ -335,7 +343,7 @@ class NczarrV2(Convention):
         for attribute in owner.attributes:
             type = attribute.type
             assert isinstance(type, AtomicType)  # problems() refuses user types
-            attrs[attribute.name] = values_to_json(type, attribute.values)
+            attrs[attribute.name] = values_to_json(type, as_netcdf_c_writes(type, attribute.values))
             types[attribute.name] = type_code(type, strlen)
         return attrs, types
 

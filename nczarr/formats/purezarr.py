@@ -1,8 +1,12 @@
-"""``ZARR`` and ``ZARR_V2``: pure Zarr as xarray writes it, without any ``_nczarr_*`` key.
+"""``ZARR`` and ``ZARR_V2``: pure Zarr as xarray writes it.
 
 Dimensions are named by ``dimension_names`` (v3) or the ``_ARRAY_DIMENSIONS`` attribute (v2);
 attributes are plain JSON whose types are inferred on reading as netcdf-c infers them
-(§2.10.4). Reading accepts any Zarr hierarchy without NCZarr keys (xarray, zarr-python,
+(§2.10.4), except those a type hint names: the one ``_nczarr_*`` key written, only for
+attributes inference would type otherwise (a float32, a short, one string), which netcdf-c
+reads in pure Zarr too and xarray hides (see :func:`_attributes`). Compounds are kept as
+xarray keeps numpy's records: arrays as structured data types, attributes as lists of their
+field values. Reading accepts any Zarr hierarchy without NCZarr keys (xarray, zarr-python,
 netcdf-c's ``mode=zarr``): groups and arrays are found by listing, sorted by name (§4.2).
 Unnamed axes are anonymous dimensions (netcdf-c's ``_Anonymous_Dim_<n>``); a name reused
 with other lengths in one group (an image pyramid) becomes ``<name>_2``, ... (see
@@ -22,8 +26,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nczarr.errors import FormatError
-from nczarr.formats.attributes import values_to_json
+from nczarr.errors import FormatError, UnsizedTypeError
+from nczarr.formats.attributes import as_netcdf_c_writes, infer_attribute, values_to_json
 from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
 from nczarr.formats.chunks import chunks_for, keep_chunk_keys
 from nczarr.formats.codecs import netcdf_chain, storage_from_chain, stored_v2_codecs, stored_v3_codecs, v3_codecs
@@ -36,14 +40,37 @@ from nczarr.formats.fills import (
     fill_json,
     xarray_fill_json,
 )
-from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, SUPERBLOCK, join_path
+from nczarr.formats.keys import ANONYMOUS_PREFIX, ARRAY_DIMENSIONS, ATTR, ATTRS, SUPERBLOCK, join_path
 from nczarr.formats.tree import maxstrlen, nczarr_problems, raw_fqn, read_attributes, reference_of, variable_dimensions
-from nczarr.model import AtomicType, Dataset, Dimension, Group, Resolver, TypeRef, UserType, Variable
+from nczarr.formats.typecodes import type_code
+from nczarr.model import (
+    AtomicType,
+    CompoundType,
+    Dataset,
+    Dimension,
+    EnumType,
+    Group,
+    Resolver,
+    TypeRef,
+    UserType,
+    Variable,
+)
 from nczarr.store.base import Store
 from nczarr.values.storage import VariableStorage
-from nczarr.values.types import DEFAULT_FILL, NetcdfView, complex_dtype_of, fill_attribute, netcdf_view, numpy_dtype
+from nczarr.values.types import (
+    DEFAULT_FILL,
+    NetcdfView,
+    complex_dtype_of,
+    fill_attribute,
+    member_type,
+    netcdf_view,
+    numpy_dtype,
+    packed_dtype,
+)
+from nczarr.zarr.draft import DRAFT_MEMBER, create_draft, draft_view, is_draft_entry_point
+from nczarr.zarr.dtypes import DataType
 from nczarr.zarr.hierarchy import new_array_metadata
-from nczarr.zarr.jsonvalue import JSONObject
+from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import (
     ZARR_JSON,
     ZARRAY,
@@ -51,6 +78,7 @@ from nczarr.zarr.metadata import (
     ZGROUP,
     ArrayMetadata,
     ArrayMetadataV2,
+    ArrayMetadataV3,
     GroupMetadataV2,
     GroupMetadataV3,
     parse_node,
@@ -67,6 +95,12 @@ class PureZarr(Convention):
 
     name: ClassVar[str] = "ZARR"
     zarr_format: ClassVar[Literal[2, 3]] = 3
+    #: Whether the ``_FillValue`` attribute is encoded as xarray encodes it for final v3
+    #: (else plain JSON, as in v2).
+    encoded_fill: ClassVar[bool] = True
+    #: Whether a ``_FillValue`` attribute is written besides ``fill_value`` (not in the v3
+    #: draft, where xarray kept it in ``fill_value`` only).
+    fill_attribute: ClassVar[bool] = True
 
     def __init__(self, *, consolidated: bool = True, xarray: bool = True, netcdf_c_layout: bool = False) -> None:
         super().__init__(consolidated=consolidated)
@@ -92,11 +126,12 @@ class PureZarr(Convention):
         resolver = Resolver()
         for group, variables, whole in checked_scope(dataset, only):
             for user_type in group.types if whole else ():
-                if complex_dtype_of(user_type) is None:
-                    found.append(f"{user_type.fqn}: pure Zarr has no user-defined types; use NCZARR")
+                # a compound is kept as the data type of its arrays and in its attributes
+                if complex_dtype_of(user_type) is None and _structured(user_type, resolver) is None:
+                    found.append(f"{user_type.fqn}: pure Zarr has no such user-defined type; use NCZARR")
             for variable in variables:
                 if _zarr_type(variable, resolver) is None:
-                    found.append(f"{variable.fqn}: pure Zarr has no user-defined types; use NCZARR")
+                    found.append(f"{variable.fqn}: pure Zarr has no such user-defined type; use NCZARR")
                 for ref in variable.dimensions:
                     if not isinstance(ref, str):
                         continue
@@ -110,8 +145,8 @@ class PureZarr(Convention):
             owners: list[Group | Variable] = [group, *variables] if whole else list(variables)
             for owner in owners:
                 for attribute in owner.attributes:
-                    if not isinstance(attribute.type, AtomicType):
-                        found.append(f"{attribute.fqn}: pure Zarr has no user-defined types; use NCZARR")
+                    if not isinstance(attribute.type, AtomicType) and _json_record_type(attribute.type, group, resolver) is None:
+                        found.append(f"{attribute.fqn}: pure Zarr has no such user-defined type; use NCZARR")
         return found
 
     # -- reading -----------------------------------------------------------------------
@@ -173,7 +208,7 @@ class PureZarr(Convention):
         while pending:
             path, group, metadata = pending.pop()
             where = join_path(path, ZARR_JSON if self.zarr_format == 3 else ZATTRS)
-            read_attributes(group, metadata.attributes, {}, where)
+            read_attributes(group, metadata.attributes, _type_hints(metadata.attributes, where), where)
             children = source.children(path)
             found = self._nodes(source, [join_path(path, name) for name in children])
             subgroups = []
@@ -220,7 +255,8 @@ class PureZarr(Convention):
         axes.append(_Axes(variable, list(axis_names), shape, where))
         # v2: the _FillValue attribute is only the one .zattrs holds, as netcdf-c 4.10.1 reads
         # it; fill_value alone fills missing chunks but is no attribute (xarray writes it there)
-        read_attributes(variable, attrs, {}, where, type, xarray_fill=self.zarr_format == 3)
+        hints = _type_hints(attrs, where, getattr(metadata, "extensions", None))
+        read_attributes(variable, attrs, hints, where, type, xarray_fill=self.encoded_fill)
         add_view_attributes(variable, view)
         raw: Any
         if self.zarr_format == 3:
@@ -273,7 +309,8 @@ class PureZarr(Convention):
             dtype = np.dtype(f"S{maxstrlen(variable)}")  # netcdf-c 4.10.1 reads no vlen-utf8
         chunks = (1,) if netcdf_scalar else chunks_for(storage, dimensions, shape, 8 if dtype.hasobject else dtype.itemsize)
         value = fill_attribute(variable)
-        fill: object = 0  # complex: Zarr's default (netCDF's compound has none)
+        # complex and structured: Zarr's default, zeros (netCDF's compound has none)
+        fill: object = np.zeros((), dtype)[()] if dtype.fields is not None else 0
         if isinstance(type, AtomicType):
             fill = DEFAULT_FILL[type] if value is None else value
         if type is AtomicType.CHAR:
@@ -300,7 +337,8 @@ class PureZarr(Convention):
         metadata = new_array_metadata(
             zarr_format=self.zarr_format, shape=shape, dtype=dtype, chunks=chunks, fill_value=fill, **codecs
         )
-        if not storage.fill and self.zarr_format == 2:
+        if self.zarr_format == 2 and (not storage.fill or dtype.fields is not None):
+            # a structured fill_value is null as xarray writes it (it fails on any other)
             metadata = replace(metadata, fill_value=None)
         return metadata
 
@@ -309,7 +347,9 @@ class PureZarr(Convention):
         out: dict[str, bytes] = {}
         for group in stored.dataset.walk():
             path = path_of(group.fqn)
-            attrs = _attributes(group)
+            attrs, hints = _attributes(group, self.zarr_format)
+            if hints:  # in the attributes: zarr-python refuses other members of a group
+                attrs[ATTR if self.zarr_format == 2 else ATTRS] = _hint_json(hints, self.zarr_format)
             node: Any = (
                 GroupMetadataV3(attributes=attrs)
                 if self.zarr_format == 3
@@ -326,14 +366,23 @@ class PureZarr(Convention):
                     metadata = read
                 else:
                     metadata = keep_chunk_keys(self._metadata(variable, storage, resolver, read), read)
-                attrs = _attributes(variable)
+                attrs, hints = _attributes(variable, self.zarr_format)
+                if hints and self.zarr_format == 2:
+                    attrs[ATTR] = _hint_json(hints, 2)
+                if isinstance(metadata, ArrayMetadataV3):  # a member zarr-python and xarray skip
+                    extensions = {k: v for k, v in metadata.extensions.items() if k != ATTRS}
+                    if hints:
+                        extensions[ATTRS] = {"must_understand": False, **_hint_json(hints, 3)}
+                    metadata = replace(metadata, extensions=extensions)
                 fill = variable.find_attribute("_FillValue")
-                if self.zarr_format == 3 and fill is not None and isinstance(fill.type, AtomicType):
+                if self.encoded_fill and fill is not None and isinstance(fill.type, AtomicType):
                     attrs["_FillValue"] = xarray_fill_json(fill.type, fill.values, char_as_number=False)
                 if mapped and isinstance(view, NetcdfView):
                     for name in added_view_attributes(variable, view):
                         attrs.pop(name, None)
-                if self.zarr_format == 2 and fill is not None and isinstance(fill.type, AtomicType):
+                if not self.fill_attribute:
+                    attrs.pop("_FillValue", None)
+                elif not self.encoded_fill and fill is not None and isinstance(fill.type, AtomicType):
                     # the fill value is fill_value (xarray's v2 convention) and, as netcdf-c
                     # writes it, the _FillValue attribute (the one netcdf-c reads) too
                     attrs["_FillValue"] = fill_json(fill.type, fill_attribute(variable))
@@ -359,6 +408,60 @@ class PureZarrV2(PureZarr):
 
     name: ClassVar[str] = "ZARR_V2"
     zarr_format: ClassVar[Literal[2, 3]] = 2
+    encoded_fill: ClassVar[bool] = False
+
+
+class PureZarrDraft(PureZarr):
+    """Pure Zarr in the layout of the Zarr v3 core-protocol draft (``format="ZARR_V3_DRAFT"``),
+    as zarr-python 2.11–2.18's experimental v3 API and xarray on it wrote it: dimensions in
+    ``_ARRAY_DIMENSIONS``, no consolidated metadata. A session works in the store's final v3
+    view (:mod:`nczarr.zarr.draft`), so reading and writing are those of ``ZARR`` but for the
+    fill value, which is xarray's: ``fill_value`` alone holds ``_FillValue`` (read as that
+    attribute unless it is netCDF's default fill), and null is netCDF's "no fill"."""
+
+    name: ClassVar[str] = "ZARR_V3_DRAFT"
+    encoded_fill: ClassVar[bool] = False
+    fill_attribute: ClassVar[bool] = False
+
+    def __init__(self, *, consolidated: bool = False, xarray: bool = True, netcdf_c_layout: bool = False) -> None:
+        super().__init__(consolidated=False, xarray=xarray, netcdf_c_layout=netcdf_c_layout)
+
+    @classmethod
+    def recognises(cls, root_documents: Mapping[str, bytes]) -> bool:
+        return is_draft_entry_point(root_documents.get(ZARR_JSON))
+
+    def storage_view(self, store: Store) -> Store:
+        return draft_view(store) if store.read_only else create_draft(store)
+
+    def _read_array(
+        self, group: Group, name: str, metadata: ArrayMetadata, stored: StoredDataset, axes: list[_Axes]
+    ) -> None:
+        super()._read_array(group, name, metadata, stored, axes)
+        variable = group.find_variable(name)
+        kept = metadata.extensions.get(DRAFT_MEMBER) if isinstance(metadata, ArrayMetadataV3) else None
+        no_fill = isinstance(kept, dict) and "fill_value" in kept and kept["fill_value"] is None
+        if variable is None or variable.fqn not in stored.storage:
+            return
+        if no_fill:
+            stored.storage[variable.fqn] = replace(stored.storage[variable.fqn], fill=False)
+        elif (
+            variable.find_attribute("_FillValue") is None
+            and isinstance(variable.type, AtomicType)
+            and metadata.dtype.kind in "iuf"
+            and metadata.fill_value is not None
+        ):
+            fill = np.asarray(metadata.fill_value).item()
+            default = DEFAULT_FILL.get(variable.type)
+            if not (fill == default or (isinstance(fill, float) and np.isnan(fill) and default != default)):
+                variable.add_attribute("_FillValue", variable.type, [fill])
+
+    def _metadata(
+        self, variable: Variable, storage: VariableStorage, resolver: Resolver, read: ArrayMetadata | None = None
+    ) -> ArrayMetadata:
+        metadata = super()._metadata(variable, storage, resolver, read)
+        if not storage.fill and isinstance(metadata, ArrayMetadataV3):
+            metadata = replace(metadata, extensions={DRAFT_MEMBER: {"must_understand": False, "fill_value": None}})
+        return metadata
 
 
 _FIXED_BYTES = re.compile(r"[<>|]S([0-9]+)")
@@ -415,23 +518,68 @@ def _renames(dimension: Dimension, old: str, scope: Group, resolver: Resolver) -
     )
 
 
-def _attributes(owner: Group | Variable) -> dict[str, Any]:
-    """Attribute values as plain JSON (NaN and infinities as JSON's bare tokens)."""
+def _attributes(owner: Group | Variable, zarr_format: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """Attribute values as plain JSON (NaN and infinities as JSON's bare tokens; a float's
+    values as the doubles they equal, as xarray writes them), and the type codes of those
+    whose type reading would infer otherwise (a float, a short, one string...): the type
+    hint netcdf-c reads in pure Zarr too (``_nczarr_attr`` in v2's attributes, which xarray
+    hides as it hides every ``_nc*`` attribute; in v3 ``_nczarr_attrs``, as NCZARR writes
+    it). Without hints, the attributes are exactly those xarray writes."""
     out: dict[str, Any] = {}
+    hints: dict[str, str] = {}
+    scope = owner if isinstance(owner, Group) else owner.group
+    resolver = Resolver()
     for attribute in owner.attributes:
-        data = values_to_json(attribute.type, attribute.values)  # type: ignore[arg-type]
-        if attribute.type is AtomicType.STRING and len(attribute.values) == 1:
-            data = attribute.values[0]
-        out[attribute.name] = _plain_floats(data) if attribute.type.is_float else data  # type: ignore[union-attr]
-    return out
+        type = attribute.type
+        if not isinstance(type, AtomicType):
+            assert scope is not None
+            record = _json_record_type(type, scope, resolver)
+            assert record is not None  # problems() refuses other user types
+            rows: list[JSON] = [_record_json(record, value, resolver) for value in attribute.values]
+            record_json: JSON = rows[0] if len(rows) == 1 else rows
+            out[attribute.name] = record_json
+            flat = record_json if isinstance(record_json, list) else []
+            if any(isinstance(v, float) for v in flat) and infer_attribute(record_json)[0] is not AtomicType.DOUBLE:
+                # netcdf-c would read [1, 2.5] as int, by its first value
+                hints[attribute.name] = type_code(AtomicType.DOUBLE, zarr_format=zarr_format)
+            continue
+        values = as_netcdf_c_writes(type, attribute.values) if zarr_format == 2 else attribute.values
+        data = values_to_json(type, values)
+        if type is AtomicType.STRING and len(values) == 1:
+            data = values[0]
+        if type.is_float:
+            data = _plain_floats(data, exact_float32=type is AtomicType.FLOAT)
+        out[attribute.name] = data
+        if attribute.name != "_FillValue" and infer_attribute(data)[0] is not type:  # _FillValue: the array's
+            hints[attribute.name] = type_code(type, zarr_format=zarr_format)
+    return out, hints
 
 
-def _plain_floats(data: Any) -> Any:
+def _hint_json(hints: dict[str, str], zarr_format: int) -> dict[str, Any]:
+    return {"types": hints} if zarr_format == 2 else {"attribute_types": hints}
+
+
+def _type_hints(attrs: Mapping[str, Any], where: str, extensions: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """The attribute types a pure Zarr node's hint gives (see :func:`_attributes`; either
+    key, either spelling, in the attributes or a v3 array's ``extensions``), else none."""
+    holder = attrs.get(ATTR, attrs.get(ATTRS, (extensions or {}).get(ATTRS)))
+    if holder is None:
+        return {}
+    types = holder.get("types", holder.get("attribute_types")) if isinstance(holder, dict) else None
+    if not isinstance(types, dict):
+        raise FormatError(f"{where}: {ATTR if ATTR in attrs else ATTRS} must hold a types object")
+    return types
+
+
+def _plain_floats(data: Any, *, exact_float32: bool) -> Any:
+    """Floats as JSON numbers; a float attribute's values as the doubles they equal, as
+    xarray writes them (the shortest float32 text, read back as a double, would change the
+    values a float32 ``scale_factor`` decodes to)."""
     if isinstance(data, list):
-        return [_plain_floats(v) for v in data]
+        return [_plain_floats(v, exact_float32=exact_float32) for v in data]
     if isinstance(data, str):
         return float(data.replace("Infinity", "inf"))
-    return data
+    return float(np.float32(data)) if exact_float32 else data
 
 
 def _dtype(type: AtomicType, endian: str) -> np.dtype:
@@ -442,11 +590,72 @@ def _dtype(type: AtomicType, endian: str) -> np.dtype:
 
 def _zarr_type(variable: Variable, resolver: Resolver) -> AtomicType | np.dtype | None:
     """What pure Zarr stores a variable as: its atomic type, the complex data type of a type
-    of netCDF4-python's complex convention (a Zarr complex array read back), else None."""
+    of netCDF4-python's complex convention (a Zarr complex array read back), the structured
+    data type of another compound type (as xarray stores numpy's), else None."""
     if isinstance(variable.type, AtomicType):
         return variable.type
     found = None if variable.group is None else resolver.type(variable.group, variable.type)
-    return None if found is None else complex_dtype_of(found)
+    if found is None:
+        return None
+    complex_dtype = complex_dtype_of(found)
+    return complex_dtype if complex_dtype is not None else _structured(found, resolver)
+
+
+def _structured(type: UserType, resolver: Resolver) -> np.dtype | None:
+    """The structured data type (packed, little-endian: netCDF's layout) pure Zarr stores
+    a compound type's values as, read back as a compound type of the same fields; None for
+    other types and for compounds holding strings or vlens."""
+    if not isinstance(type, CompoundType):
+        return None
+    try:
+        dtype = packed_dtype(type, resolver=resolver)
+    except UnsizedTypeError:
+        return None
+    if dtype.hasobject:
+        return None
+    return dtype if isinstance(netcdf_view(DataType.from_numpy(dtype, 3)), NetcdfView) else None
+
+
+def _json_record_type(ref: TypeRef, scope: Group, resolver: Resolver) -> CompoundType | None:
+    """The compound type of an attribute that pure Zarr holds as xarray writes a numpy record
+    (a JSON list of its field values): one whose fields are numbers, enums or such records at
+    any depth; None for any other type."""
+    found = resolver.type(scope, ref) if isinstance(ref, str) else None
+    return found if isinstance(found, CompoundType) and _is_json_record(found, resolver) else None
+
+
+def _is_json_record(type: object, resolver: Resolver) -> bool:
+    if not isinstance(type, CompoundType) or complex_dtype_of(type) is not None:
+        return False
+    for f in type.fields:
+        try:
+            member = member_type(type, f.type, resolver, f.name)
+        except UnsizedTypeError:
+            return False
+        if isinstance(member, AtomicType):
+            if not (member.is_integer or member.is_float):
+                return False
+        elif not isinstance(member, EnumType) and not _is_json_record(member, resolver):
+            return False
+    return True
+
+
+def _record_json(type: CompoundType, value: Any, resolver: Resolver) -> list[JSON]:
+    """A compound value as xarray writes a numpy record attribute: its field values in a
+    list (array fields as lists, floats as the doubles they equal)."""
+    out: list[JSON] = []
+    for f, item in zip(type.fields, value):
+        member = member_type(type, f.type, resolver, f.name)
+        out.append([_member_json(member, x, resolver) for x in item] if f.shape else _member_json(member, item, resolver))
+    return out
+
+
+def _member_json(member: AtomicType | UserType, value: Any, resolver: Resolver) -> Any:
+    if isinstance(member, CompoundType):
+        return _record_json(member, value, resolver)
+    if member is AtomicType.FLOAT:
+        return float(np.float32(value))
+    return float(value) if isinstance(member, AtomicType) and member.is_float else int(value)
 
 
 def _is_mapped(variable: Variable, read: ArrayMetadata | None) -> bool:

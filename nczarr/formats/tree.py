@@ -86,6 +86,8 @@ def read_attributes(
             values = values_from_json(type, data, at)
         if name == "_FillValue" and isinstance(values, list) and len(values) != 1:
             raise FormatError(f"{at}: a fill value is one value, not {len(values)}")  # as netCDF rules
+        if name == "_FillValue" and values == "" and type is AtomicType.CHAR:
+            values = "\x00"  # how netcdf-c writes a NUL fill (its text ends there), and reads it back
         owner.add_attribute(name, type, values)
 
 

@@ -18,10 +18,22 @@ class WrittenFloat(float):
 
     text: str
 
-    def __new__(cls, text: str) -> WrittenFloat:
-        value = super().__new__(cls, _float_of(text))
-        value.text = text
-        return value
+    def __new__(cls, text: str, value: float | None = None) -> WrittenFloat:
+        written = super().__new__(cls, _float_of(text) if value is None else value)
+        written.text = text
+        return written
+
+
+class WrittenInt(int):
+    """A JSON integer that netcdf-c reads but JSON does not write (``02``, ``+3``), keeping
+    its text as :class:`WrittenFloat` does."""
+
+    text: str
+
+    def __new__(cls, text: str) -> WrittenInt:
+        written = super().__new__(cls, int(text))
+        written.text = text
+        return written
 
 
 def _float_of(text: str) -> float:
@@ -153,9 +165,9 @@ def _word(word: str) -> JSON:
     if lower in ("true", "false"):
         return lower == "true"
     if _INTEGER.fullmatch(word):
-        return int(word)
+        return int(word) if str(int(word)) == word else WrittenInt(word)
     if lower in _SPECIAL_DOUBLES:
-        return _SPECIAL_DOUBLES[lower]
+        return WrittenFloat(word, _SPECIAL_DOUBLES[lower])
     if _DECIMAL.fullmatch(word) or _HEXADECIMAL.fullmatch(word):
         return WrittenFloat(word)
     if lower == "null":

@@ -10,6 +10,7 @@ types, not just equal values.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nczarr.formats import convention
+from nczarr.formats.attributes import as_netcdf_c_writes
 from nczarr.formats.session import Session
 from nczarr.formats.tree import raw_fqn
 from nczarr.model import (
@@ -249,10 +251,21 @@ def _types(value: Any) -> Any:
     return type(value).__name__
 
 
+def as_netcdf_c_writes_it(tree: Dataset) -> Dataset:
+    """The tree with text as netcdf-c writes it to Zarr v2: each text up to its first NUL."""
+    expected = copy.deepcopy(tree)
+    for group in expected.walk():
+        for owner in (group, *group.variables):
+            for attribute in owner.attributes:
+                if isinstance(attribute.type, AtomicType):
+                    attribute.values = as_netcdf_c_writes(attribute.type, attribute.values)
+    return expected
+
+
 @SETTINGS
 @given(nczarr_trees("2", with_user_types=False))
 def test_nczarr_v2_round_trip(tree: Dataset) -> None:
-    assert_same(round_trip(tree, "NCZARR_V2"), tree)
+    assert_same(round_trip(tree, "NCZARR_V2"), as_netcdf_c_writes_it(tree))
 
 
 @SETTINGS
@@ -270,7 +283,7 @@ def test_zarr_round_trip(tree: Dataset) -> None:
 @SETTINGS
 @given(pure_trees("2"))
 def test_zarr_v2_round_trip(tree: Dataset) -> None:
-    assert_same(round_trip(tree, "ZARR_V2"), tree)
+    assert_same(round_trip(tree, "ZARR_V2"), as_netcdf_c_writes_it(tree))
 
 
 def test_float_attributes_keep_float32_values() -> None:
