@@ -17,8 +17,9 @@ NETCDF4_FORMATS = {
     "NETCDF3_64BIT": DataModel.CLASSIC,
     "NETCDF3_64BIT_DATA": DataModel.CLASSIC,
 }
-#: nczarr's own format names: the on-disk conventions.
-ZARR_FORMATS = ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2")
+#: nczarr's own format names: the on-disk conventions (ZARR_V3_DRAFT: pure Zarr in the layout
+#: of the Zarr v3 core-protocol draft, as zarr-python 2.18's experimental v3 API wrote it).
+ZARR_FORMATS = ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2", "ZARR_V3_DRAFT")
 
 
 def parse_format(format: str, location: Location) -> tuple[str, DataModel, str]:

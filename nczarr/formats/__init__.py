@@ -1,6 +1,7 @@
 """The on-disk conventions that map a netCDF model tree onto a Zarr hierarchy, by the names
 users pass as ``format=``: ``NCZARR`` (the default, NCZarr on Zarr v3), ``NCZARR_V2``
-(netcdf-c's NCZarr 2.0.0), ``ZARR`` and ``ZARR_V2`` (pure Zarr as xarray writes it).
+(netcdf-c's NCZarr 2.0.0), ``ZARR`` and ``ZARR_V2`` (pure Zarr as xarray writes it),
+``ZARR_V3_DRAFT`` (pure Zarr in the layout of the Zarr v3 core-protocol draft of 2019).
 
 This room is the only one that knows the ``_nczarr_*`` attribute names. Opening a store
 needs no name: :func:`detect` recognises the convention from the root's documents.
@@ -16,15 +17,18 @@ from nczarr.formats.base import Convention, StoredDataset, path_of
 from nczarr.formats.dialect import RootDocuments
 from nczarr.formats.nczarr2 import NczarrV2
 from nczarr.formats.nczarr3 import Nczarr
-from nczarr.formats.purezarr import PureZarr, PureZarrV2
+from nczarr.formats.purezarr import PureZarr, PureZarrDraft, PureZarrV2
 from nczarr.store.base import Store
 from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZGROUP, parse_node
 
 #: The conventions by ``format=`` name.
-CONVENTIONS: dict[str, type[Convention]] = {cls.name: cls for cls in (Nczarr, NczarrV2, PureZarr, PureZarrV2)}
+CONVENTIONS: dict[str, type[Convention]] = {
+    cls.name: cls for cls in (Nczarr, NczarrV2, PureZarr, PureZarrV2, PureZarrDraft)
+}
 DEFAULT_FORMAT = "NCZARR"
-#: The order in which :func:`detect` asks: NCZarr before pure Zarr, v3 before v2.
-_DETECTION = (Nczarr, PureZarr, NczarrV2, PureZarrV2)
+#: The order in which :func:`detect` asks: the v3 draft's entry point first (its root
+#: ``zarr.json`` is no node), then NCZarr before pure Zarr, v3 before v2.
+_DETECTION = (PureZarrDraft, Nczarr, PureZarr, NczarrV2, PureZarrV2)
 
 
 def convention(name: str = DEFAULT_FORMAT, **options: bool) -> Convention:
@@ -85,6 +89,7 @@ __all__ = [
     "Nczarr",
     "NczarrV2",
     "PureZarr",
+    "PureZarrDraft",
     "PureZarrV2",
     "RootDocuments",
     "StoredDataset",

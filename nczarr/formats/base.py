@@ -78,6 +78,11 @@ class Convention(ABC):
     def documents(self, stored: StoredDataset) -> dict[str, bytes]:
         """Every metadata document of the hierarchy by store key (groups and arrays)."""
 
+    def storage_view(self, store: Store) -> Store:
+        """The store a session works in: ``store`` itself, or a view of it with final Zarr
+        keys for a convention whose layout differs (the v3 draft layout)."""
+        return store
+
 
 def checked_scope(dataset: Dataset, only: Variable | None) -> Iterator[tuple[Group, list[Variable], bool]]:
     """What a ``problems`` check walks: each group with the variables to check in it, and

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nczarr._version import __version__
 from nczarr.model.resolve import ANONYMOUS_PREFIX as ANONYMOUS_PREFIX  # netcdf-c's (§4.2)
+from nczarr.zarr.draft import ARRAY_DIMENSIONS as ARRAY_DIMENSIONS  # xarray's, read by the zarr layer too
 from nczarr.zarr.metadata import ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA
 
 SUPERBLOCK = "_nczarr_superblock"
@@ -17,7 +18,6 @@ ATTRS = "_nczarr_attrs"  # v3 types map (and the fork's v2 spelling)
 MAXSTRLEN = "_nczarr_maxstrlen"
 DEFAULT_MAXSTRLEN = "_nczarr_default_maxstrlen"
 NCPROPERTIES = "_NCProperties"
-ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 #: The upper-case keys of netcdf-c 4.8.1–4.9.0 (§3.2).
 OLD_UPPER = {
     SUPERBLOCK: "_NCZARR_SUPERBLOCK",

@@ -134,6 +134,7 @@ class Session:
         if problems:
             raise FormatError(f"format {convention.name} cannot hold this dataset: " + "; ".join(problems))
         dataset.zarr_version = str(convention.zarr_format)
+        store = convention.storage_view(store)
         seen = dict.fromkeys(ROOT_DOCUMENT_KEYS) if check_conflicts else None
         session = cls(store, convention, StoredDataset(dataset), {}, consolidated=consolidated, seen=seen)
         storage = dict(storage or {})
@@ -159,6 +160,9 @@ class Session:
         some (``use_consolidated`` and ``root``: see :meth:`Convention.read`). What is stored
         counts as written: a dataset that is read and synced without changes writes nothing.
         ``check_conflicts``: see ``seen`` in the class's docstring."""
+        view = convention.storage_view(store)
+        if view is not store:  # the root's documents were read from the store, not the view
+            store, root = view, None
         # a read-only session never writes, so it needs no record of what is stored
         # (computing every document costs more than reading them)
         writes = not (read_only or store.read_only)

@@ -17,7 +17,7 @@ import math
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Literal, TypedDict, TypeVar, Unpack, overload
+from typing import Final, Literal, TypedDict, TypeVar, Unpack, overload
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from nczarr.errors import InvalidModeError, MetadataError, NodeExistsError, Node
 from nczarr.store.base import Store
 from nczarr.zarr.array import DEFAULT_CACHE_BYTES, Array, build_pipeline
 from nczarr.zarr.chunkspec import FillValue
+from nczarr.zarr.draft import DraftStore, create_draft, draft_view
 from nczarr.zarr.dtypes import DataType, DTypeSpec
 from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import (
@@ -48,6 +49,9 @@ from nczarr.zarr.metadata import (
 from nczarr.zarr.node import Node, check_node_name, is_node_name, join_path, key_prefix
 
 ZarrFormat = Literal[2, 3]
+#: The ``zarr_format`` that creates a hierarchy in the storage layout of the Zarr v3
+#: core-protocol draft (zarr-python 2.18's experimental v3, see :mod:`nczarr.zarr.draft`).
+DRAFT_FORMAT: Final = "v3-draft"
 _DOCUMENTS = {3: (ZARR_JSON,), 2: (ZARRAY, ZGROUP, ZATTRS)}
 #: Chunks chosen by default hold about this many bytes.
 TARGET_CHUNK_BYTES = 4 * 2**20
@@ -644,7 +648,16 @@ def open_node(
     ``write_consolidated`` is False (see :class:`Group`)."""
     read_only, _, _ = _mode_flags(mode)
     path = _normalize_path(path)
-    metadata = read_metadata(store, path, zarr_format)
+    try:
+        metadata = read_metadata(store, path, zarr_format)
+    except MetadataError:
+        metadata = None  # a root zarr.json that is no node: the entry point of the v3 draft?
+        if not isinstance(draft_view(store), DraftStore):
+            raise
+    if metadata is None and zarr_format != 2 and isinstance(view := draft_view(store), DraftStore):
+        store, metadata = view, read_metadata(view, path, 3)
+    if isinstance(store, DraftStore):
+        write_consolidated = False  # the draft layout has no consolidated metadata
     if metadata is None:
         if path and _has_descendant_node(store, path):
             metadata = GroupMetadataV3() if zarr_format != 2 else GroupMetadataV2()
@@ -694,14 +707,18 @@ def create_group(
     store: Store,
     path: str = "",
     *,
-    zarr_format: ZarrFormat = 3,
+    zarr_format: ZarrFormat | Literal["v3-draft"] = 3,
     attributes: Mapping[str, JSON] | None = None,
     overwrite: bool = False,
     write_consolidated: bool = True,
 ) -> Group:
     """A new group at ``path`` (the root by default); ``overwrite`` replaces what is there.
-    Closing it writes consolidated metadata unless ``write_consolidated`` is False."""
+    Closing it writes consolidated metadata unless ``write_consolidated`` is False.
+    ``zarr_format`` :data:`DRAFT_FORMAT` writes the v3 draft layout (no consolidated metadata)."""
     path = _normalize_path(path)
+    store, zarr_format = _layout(store, zarr_format)
+    if isinstance(store, DraftStore):
+        write_consolidated = False
     if read_metadata(store, path) is not None:
         if not overwrite:
             raise NodeExistsError(f"a node already exists at {path or '/'!r} in {store!r}")
@@ -718,7 +735,7 @@ def create_array(
     *,
     shape: Sequence[int],
     dtype: DTypeSpec,
-    zarr_format: ZarrFormat = 3,
+    zarr_format: ZarrFormat | Literal["v3-draft"] = 3,
     overwrite: bool = False,
     cache_bytes: int | None = None,
     write_empty_chunks: bool = False,
@@ -727,6 +744,7 @@ def create_array(
     """A new array at ``path`` (``""``: the store holds just this array); groups on the way
     are created; ``metadata_options`` are those of :func:`new_array_metadata`."""
     path = _normalize_path(path)
+    store, zarr_format = _layout(store, zarr_format)
     if path:
         root_metadata = read_metadata(store, "")
         if root_metadata is None:
@@ -752,6 +770,17 @@ def create_array(
         store.delete_prefix("")
     metadata = new_array_metadata(zarr_format=zarr_format, shape=shape, dtype=dtype, **metadata_options)
     return _new_array(store, "", metadata, cache_bytes, write_empty_chunks)
+
+
+def _layout(store: Store, zarr_format: ZarrFormat | Literal["v3-draft"]) -> tuple[Store, ZarrFormat]:
+    """The store to create nodes in and their Zarr format: a store in the v3 draft layout
+    is seen as final v3 (see :mod:`nczarr.zarr.draft`)."""
+    if zarr_format == DRAFT_FORMAT:
+        return create_draft(store), 3
+    view = draft_view(store)
+    if isinstance(view, DraftStore) and zarr_format != 3:
+        raise MetadataError(f"cannot create a Zarr v{zarr_format} node in the Zarr v3 draft hierarchy of {store!r}")
+    return view, 3 if isinstance(view, DraftStore) else zarr_format
 
 
 def _new_array(

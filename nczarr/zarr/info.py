@@ -8,6 +8,7 @@ from typing import Any
 
 from nczarr.store import open_store
 from nczarr.store.base import Store
+from nczarr.zarr.draft import DraftStore
 from nczarr.zarr.hierarchy import Group, open_node
 from nczarr.zarr.metadata import ArrayMetadata, NodeMetadata
 
@@ -94,11 +95,13 @@ def describe(location: str | Store) -> str:
     """The tree view of the store at ``location`` (a path, ``.zip`` file, URL or Store): each
     group and array below the root with its attributes; for arrays the dimension names,
     shape, data type, chunks (and shards), codecs and bytes stored; then the totals."""
-    store = open_store(location, mode="r")
+    opened = store = open_store(location, mode="r")
     try:
         root = open_node(store)
+        store = root.store  # a store in the v3 draft layout is read through its final v3 view
         consolidated = isinstance(root, Group) and root.uses_consolidated
-        lines = [f"{location} (Zarr v{root.zarr_format}{', consolidated metadata' if consolidated else ''})"]
+        layout = "Zarr v3 draft (2019 core protocol)" if isinstance(store, DraftStore) else f"Zarr v{root.zarr_format}"
+        lines = [f"{location} ({layout}{', consolidated metadata' if consolidated else ''})"]
         if not isinstance(root, Group):
             lines.append("  " + _array_line("/", root.metadata, _stored_bytes(store, {""})[""]))
             return "\n".join(lines) + "\n"
@@ -114,5 +117,5 @@ def describe(location: str | Store) -> str:
         )
         return "\n".join(lines) + "\n"
     finally:
-        if store is not location:
-            store.close()
+        if opened is not location:
+            opened.close()

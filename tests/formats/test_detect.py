@@ -15,12 +15,12 @@ TREE = 'dataset zarr 3 { dimension x = 2  variable int v(x)  attribute char titl
 
 
 def test_conventions_by_name() -> None:
-    assert list(CONVENTIONS) == ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"]
+    assert list(CONVENTIONS) == ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2", "ZARR_V3_DRAFT"]
     assert convention().name == "NCZARR"
     assert convention("nczarr_v2", byte_compatible=True).byte_compatible is True  # type: ignore[attr-defined]
-    assert [CONVENTIONS[n].zarr_format for n in CONVENTIONS] == [3, 2, 3, 2]
+    assert [CONVENTIONS[n].zarr_format for n in CONVENTIONS] == [3, 2, 3, 2, 3]
     with pytest.raises(
-        FormatError, match="^unknown format 'HDF5'; use one of NCZARR, NCZARR_V2, ZARR, ZARR_V2$"
+        FormatError, match="^unknown format 'HDF5'; use one of NCZARR, NCZARR_V2, ZARR, ZARR_V2, ZARR_V3_DRAFT$"
     ):
         convention("HDF5")
 
