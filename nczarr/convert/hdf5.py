@@ -1,25 +1,26 @@
-"""netCDF-4 files (HDF5 underneath) read through h5netcdf, nczarr's optional
-extra ``hdf5``: the tree, storage settings and raw values as netCDF4 shows them (writing: ``hdf5write``)."""
+"""netCDF-4 files (HDF5 underneath, and plain HDF5 files netcdf-c reads) read through h5py,
+nczarr's optional extra ``hdf5``: the tree as netcdf-c reads it, storage settings and raw values
+as netCDF4 shows them (writing: ``hdf5write``)."""
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
 
 from nczarr.errors import DatasetNotFoundError, Hdf5Error, MissingExtraError, NCZarrError
-from nczarr.formats.tree import canonical_type_ref, raw_fqn, reference_of
+from nczarr.formats.tree import canonical_type_ref, raw_fqn
 from nczarr.model import (
     AtomicType,
     CompoundType,
     DataModel,
     Dataset,
+    Dimension,
     EnumMember,
     EnumType,
     Group,
@@ -29,6 +30,7 @@ from nczarr.model import (
     Variable,
     VlenType,
 )
+from nczarr.model.resolve import shortest_reference
 from nczarr.values.storage import (
     BLOSC_CODES,
     HDF5_BLOSC,
@@ -43,6 +45,7 @@ from nczarr.values.storage import (
 from nczarr.values.stored import convert_records, decode_records, has_record_encoding
 from nczarr.values.types import (
     atomic_type_of,
+    dtype_of,
     float32,
     value_dtype,
 )
@@ -50,20 +53,31 @@ from nczarr.values.types import (
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'nczarr[hdf5]'"
-#: Attributes netcdf-c keeps for itself (dimension scales, dimension ids, the classic flag).
-HIDDEN = frozenset(
+#: The attribute names netcdf-c reserves; it shows none of them but ``_nczarr_attr`` (its dimension
+#: scales, dimension ids, classic flag, provenance, and the names ncdump -s shows of its own).
+RESERVED = frozenset(
     {
         "CLASS",
         "NAME",
         "DIMENSION_LIST",
         "REFERENCE_LIST",
-        "_Netcdf4Dimid",
-        "_Netcdf4Coordinates",
-        "_nc3_strict",
+        "_ARRAY_DIMENSIONS",
+        "_Codecs",
+        "_Format",
+        "_IsNetcdf4",
         "_NCProperties",
+        "_NCZARR_ATTR",
+        "_Netcdf4Coordinates",
+        "_Netcdf4Dimid",
+        "_SuperblockVersion",
+        "_nc3_strict",
+        "_nczarr_attr",
     }
 )
+HIDDEN = RESERVED - {"_nczarr_attr"}
 NON_COORD = "_nc4_non_coord_"
+#: How the NAME of netcdf-c's dimension scale that is no variable begins.
+DIMENSION_ONLY = b"This is a netCDF dimension but not a netCDF variable"
 #: netCDF4's Blosc compression names by the compressor code in the HDF5 filter's parameters.
 _BLOSC_NAMES = {code: name for name, code in BLOSC_CODES.items()}
 #: netCDF4's compression names by the HDF5 filter of each (Blosc's by its parameters).
@@ -88,49 +102,64 @@ def require_h5netcdf() -> tuple[ModuleType, ModuleType]:
 # -- reading -----------------------------------------------------------------------------
 
 
-@functools.cache
-def _tolerant_file_class(h5netcdf: ModuleType) -> type:
-    """``h5netcdf.File`` passing over committed types it does not keep (opaque: h5netcdf 1.8
-    fails on them, "no attribute 'maps'"); the reader takes every type from h5py itself."""
+@dataclass
+class _PlannedDimension:
+    """A dimension as netcdf-c makes it: from a dimension scale, or invented (phony)."""
 
-    def add_usertype(group: Any, h5type: Any, add: Callable[[Any, Any], None]) -> None:
-        if group._get_usertype_dict(h5netcdf.core._get_h5usertype_identifier(h5type)) is not None:
-            add(group, h5type)
+    id: int
+    name: str
+    size: int
+    unlimited: bool
+    node: Dimension | None = None
 
-    class TolerantGroup(h5netcdf.Group):  # type: ignore[name-defined]
-        _group_cls = property(lambda self: TolerantGroup)
 
-        def _add_usertype(self, h5type: Any) -> None:
-            add_usertype(self, h5type, h5netcdf.Group._add_usertype)
+@dataclass
+class _PlannedVariable:
+    """A dataset netcdf-c shows as a variable, and what names its dimensions."""
 
-    class TolerantFile(h5netcdf.File):  # type: ignore[name-defined]
-        _group_cls = property(lambda self: TolerantGroup)
+    name: str
+    h5ds: Any
+    type: AtomicType | str
+    shape: tuple[int, ...]
+    growable: tuple[bool, ...]
+    dimensions: list[_PlannedDimension | None]
+    #: the HDF5 ids of the dimension scales attached to each axis (None: none attached)
+    scales: list[Any] | None = None
+    #: the dimension ids of ``_Netcdf4Coordinates`` (None: the dataset has none)
+    coordinates: list[int] | None = None
 
-        def _add_usertype(self, h5type: Any) -> None:
-            add_usertype(self, h5type, h5netcdf.File._add_usertype)
 
-    return TolerantFile
+@dataclass
+class _PlannedGroup:
+    """A group read, its dimensions and variables waiting to enter the model tree."""
+
+    h5group: Any
+    node: Group
+    dimensions: list[_PlannedDimension] = field(default_factory=list)
+    variables: list[_PlannedVariable] = field(default_factory=list)
+    children: list[_PlannedGroup] = field(default_factory=list)
 
 
 class Hdf5Reader:
-    """A netCDF-4 file open for reading (a :class:`~nczarr.values.source.DatasetSource`)."""
+    """A netCDF-4 file open for reading (a :class:`~nczarr.values.source.DatasetSource`),
+    read as netcdf-c reads it: what netCDF-4 cannot name (a dataset or attribute of an HDF5
+    type that is neither atomic nor committed) is passed over, datasets without dimension
+    scales get netcdf-c's ``phony_dim_<n>`` dimensions."""
 
     dataset: Dataset
     storage: dict[str, VariableStorage]
     data_model: str
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        h5netcdf, self._h5py = require_h5netcdf()
+        _h5netcdf, self._h5py = require_h5netcdf()
         self.path = os.fspath(path)
         if not os.path.exists(self.path):
             raise DatasetNotFoundError(f"{self.path}: no such file")
         self._file: Any = None
-        self._nc: Any = None
         try:
             if not self._h5py.is_hdf5(self.path):
                 raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
             self._file = self._h5py.File(self.path, "r")
-            self._nc = _tolerant_file_class(h5netcdf)(self._file, "r", phony_dims="sort")
         except Exception as error:
             self.close()
             raise _file_error(self.path, error) from error
@@ -141,15 +170,28 @@ class Hdf5Reader:
         properties = self._file.attrs.get("_NCProperties")
         self.properties = properties.decode("utf-8", "replace") if isinstance(properties, bytes) else properties
         self.superblock_version = int(self._file.id.get_create_plist().get_version()[0])
+        #: What ``ncdump -s`` (4.9) shows as ``_IsNetcdf4``: netcdf-c's guess from the file's
+        #: marks (not its ``_NCProperties``: a file without dimensions is "not netCDF-4").
+        self.netcdf4_marks = classic or _marks(self._h5py, self._file) >= 2
         self.dataset = Dataset(data_model=DataModel.CLASSIC if classic else DataModel.ENHANCED)
         self.storage = {}
         #: What the tree and ``storage`` cannot say (szip, unknown filters), by variable FQN.
         self.unsupported: dict[str, str] = {}
         self._datasets: dict[str, Any] = {}
+        #: the size in the file of each number of a variable of numbers, by its FQN
+        self._numbers: dict[str, int] = {}
         self._types: dict[int, list[tuple[Any, UserType]]] = {}
         self._resolver = Resolver()
+        #: netcdf-c's dimension ids: every dimension of the file by id, and the next free one
+        self._dimension_ids: dict[int, _PlannedDimension] = {}
+        self._next_dimension_id = 0
+        #: the dimension made from each dimension scale, by the scale's HDF5 id
+        self._scales: dict[Any, _PlannedDimension] = {}
         try:
-            self._read_group(self._nc, self.dataset)
+            top = _PlannedGroup(self._file["/"], self.dataset)
+            self._plan_group(top)
+            self._invent_dimensions(top)
+            self._build(top)
         except Exception as error:
             self.close()
             raise _file_error(self.path, error) from error
@@ -163,46 +205,141 @@ class Hdf5Reader:
     def close(self) -> None:
         """Release the file."""
         if self._file:
-            if self._nc is not None:
-                self._nc.close()
             self._file.close()
 
-    def _read_group(self, group: Any, node: Group) -> None:
-        h5group = self._file[group.name]
-        dimensions = sorted(group.dimensions.values(), key=lambda d: _dimension_id(h5group, d.name))
-        for dimension in dimensions:
-            node.add_dimension(dimension.name, dimension.size, dimension.isunlimited())
-        self._resolver = Resolver()  # the tree changed: a new group, its dimensions
-        self._types[id(node)] = []
-        for name, item in h5group.items():
-            if isinstance(item, self._h5py.Datatype):
-                self._read_type(node, name, item.id)
-        for name, variable in group.variables.items():
-            key = name if name in h5group else NON_COORD + name
-            h5ds = h5group[key]
-            tid = h5ds.id.get_type()
-            dimensions = self._dimension_refs(h5ds, variable.dimensions, node)
-            new = node.add_variable(name, self._type_ref(tid, node), dimensions)
-            self._read_attributes(h5ds, new, node)
-            self._datasets[new.fqn] = h5ds
-            self.storage[new.fqn] = self._storage(new, h5ds, tid)
-        self._read_attributes(h5group, node, node)
-        for name, subgroup in group.groups.items():
-            self._read_group(subgroup, node.add_group(name))
+    # -- the tree, in netcdf-c's order -----------------------------------------------------
 
-    def _dimension_refs(self, h5ds: Any, names: tuple[str, ...], scope: Group) -> list[str | int]:
-        """A variable's dimensions as references from ``scope``: h5netcdf gives their names
-        only, so a dimension of a parent group that one of ``scope``'s own hides is found
-        by its dimension scale and named by its FQN."""
-        refs: list[str | int] = []
-        for axis, name in enumerate(names):
-            scales = h5ds.dims[axis]
-            if not len(scales):  # a phony dimension: h5netcdf's own name
-                refs.append(name)
-                continue
-            folder = scales[0].name.rpartition("/")[0]
-            refs.append(reference_of(f"{folder}/{name}", scope, self._resolver))
-        return refs
+    def _members(self, h5group: Any) -> list[tuple[str, Any]]:
+        """The objects of a group in netcdf-c's order: by creation when the group tracks it,
+        else by name (soft and external links followed, as HDF5 follows them)."""
+        h5 = self._h5py.h5
+        tracked = h5group.id.get_create_plist().get_link_creation_order() & self._h5py.h5p.CRT_ORDER_TRACKED
+        names: list[bytes] = []
+        h5group.id.links.iterate(
+            names.append, idx_type=h5.INDEX_CRT_ORDER if tracked else h5.INDEX_NAME, order=h5.ITER_INC
+        )
+        return [(name.decode("utf-8", "surrogateescape"), h5group[name]) for name in names]
+
+    def _plan_group(self, planned: _PlannedGroup) -> None:
+        """Read a group as netcdf-c does: its committed types and datasets (dimension scales
+        become dimensions) in the order of its links (a dataset of a type committed after
+        it is passed over, as netcdf-c does not know that type yet), then its subgroups."""
+        self._types[id(planned.node)] = []
+        subgroups = []
+        for name, item in self._members(planned.h5group):
+            if isinstance(item, self._h5py.Datatype):
+                self._read_type(planned.node, name, item.id)
+            elif isinstance(item, self._h5py.Dataset):
+                self._plan_dataset(planned, name, item)
+            elif isinstance(item, self._h5py.Group):
+                subgroups.append((name, item))
+        for name, item in subgroups:
+            child = _PlannedGroup(item, planned.node.add_group(name))
+            planned.children.append(child)
+            self._resolver = Resolver()
+            self._plan_group(child)
+
+    def _plan_dataset(self, planned: _PlannedGroup, name: str, h5ds: Any) -> None:
+        space = h5ds.id.get_space()
+        rank = space.get_simple_extent_ndims()
+        shape = tuple(int(n) for n in space.get_simple_extent_dims()) if rank > 0 else ()
+        growable = tuple(n == self._h5py.h5s.UNLIMITED for n in space.get_simple_extent_dims(True)) if rank > 0 else ()
+        dimension = None
+        if rank and self._h5py.h5ds.is_scale(h5ds.id):
+            dimension = self._plan_dimension(planned, name, h5ds, shape[0], growable[0])
+            self._scales[h5ds.id] = dimension
+            if _is_dimension_only(h5ds):
+                return
+        type = self._dataset_type(h5ds.id.get_type(), planned.node)
+        if type is None:  # netcdf-c passes over a dataset of a type it cannot name (its scale stays)
+            log.info("%s: %s has an HDF5 type netCDF-4 cannot name; passed over", self.path, h5ds.name)
+            return
+        variable = _PlannedVariable(name.removeprefix(NON_COORD), h5ds, type, shape, growable, [None] * rank)
+        if dimension is not None:  # a coordinate variable: its own dimension first
+            variable.dimensions[0] = dimension
+        coordinates = h5ds.attrs.get("_Netcdf4Coordinates")
+        if coordinates is not None:
+            variable.coordinates = [int(i) for i in np.ravel(coordinates)]
+        elif rank and not self._h5py.h5ds.is_scale(h5ds.id) and self._h5py.h5ds.get_num_scales(h5ds.id, 0) > 0:
+            variable.scales = []
+            for axis in range(rank):
+                found: list[Any] = []
+                self._h5py.h5ds.iterate(h5ds.id, axis, found.append)
+                variable.scales.append(found[0] if found else None)
+        planned.variables.append(variable)
+
+    def _plan_dimension(self, planned: _PlannedGroup, name: str, h5ds: Any, size: int, unlimited: bool) -> _PlannedDimension:
+        """A dimension from a dimension scale: netcdf-c's id is its ``_Netcdf4Dimid``, else
+        the next free one."""
+        stored_id = h5ds.attrs.get("_Netcdf4Dimid")
+        if stored_id is None:
+            dimension_id = self._next_dimension_id
+        else:
+            dimension_id = int(np.ravel(stored_id)[0])
+        self._next_dimension_id = max(self._next_dimension_id, dimension_id + 1)
+        dimension = _PlannedDimension(dimension_id, name, size, unlimited)
+        planned.dimensions.append(dimension)
+        self._dimension_ids[dimension_id] = dimension
+        return dimension
+
+    def _invent_dimensions(self, planned: _PlannedGroup) -> None:
+        """Give each variable its dimensions, as netcdf-c does once the whole file is read
+        (subgroups first): by ``_Netcdf4Coordinates``, by attached scales, else the first
+        dimension of the group of the same size and growability that the variable does not
+        use yet, else a new ``phony_dim_<id>``."""
+        for child in planned.children:
+            self._invent_dimensions(child)
+        for variable in planned.variables:
+            for axis in range(len(variable.shape)):
+                if variable.dimensions[axis] is not None:
+                    continue
+                if variable.coordinates is not None and axis < len(variable.coordinates):
+                    variable.dimensions[axis] = self._dimension_ids.get(variable.coordinates[axis])
+                elif variable.scales is not None and variable.scales[axis] is not None:
+                    variable.dimensions[axis] = self._scales.get(variable.scales[axis])
+                if variable.dimensions[axis] is None:
+                    variable.dimensions[axis] = self._phony(planned, variable, axis)
+
+    def _phony(self, planned: _PlannedGroup, variable: _PlannedVariable, axis: int) -> _PlannedDimension:
+        size, unlimited = variable.shape[axis], variable.growable[axis]
+        used = variable.dimensions[:axis]
+        for dimension in planned.dimensions:
+            if dimension.size == size and dimension.unlimited == unlimited and all(d is not dimension for d in used):
+                return dimension
+        dimension_id = self._next_dimension_id
+        self._next_dimension_id += 1
+        dimension = _PlannedDimension(dimension_id, f"phony_dim_{dimension_id}", size, unlimited)
+        planned.dimensions.append(dimension)
+        self._dimension_ids[dimension_id] = dimension
+        return dimension
+
+    def _build(self, top: _PlannedGroup) -> None:
+        """The model tree: every group's dimensions (by id) first, then the variables that
+        name them, then the attributes."""
+        groups = [top]
+        for planned in groups:  # breadth first; the list grows as it is walked
+            groups += planned.children
+        longest: dict[int, int] = {}  # an unlimited dimension is as long as its longest use
+        for planned in groups:
+            for variable in planned.variables:
+                for used, size in zip(variable.dimensions, variable.shape):
+                    if used is not None:
+                        longest[used.id] = max(longest.get(used.id, 0), size)
+        for planned in groups:
+            for dimension in sorted(planned.dimensions, key=lambda d: d.id):
+                size = max(dimension.size, longest.get(dimension.id, 0)) if dimension.unlimited else dimension.size
+                dimension.node = planned.node.add_dimension(dimension.name, size, dimension.unlimited)
+        self._resolver = Resolver()  # the tree changed: new dimensions
+        for planned in groups:
+            for variable in planned.variables:
+                refs = [shortest_reference(d.node, planned.node, self._resolver) for d in variable.dimensions if d and d.node]
+                new = planned.node.add_variable(variable.name, variable.type, refs)
+                self._read_attributes(variable.h5ds, new, planned.node)
+                self._datasets[new.fqn] = variable.h5ds
+                if variable.h5ds.id.get_type().get_class() in (self._h5py.h5t.INTEGER, self._h5py.h5t.FLOAT):
+                    self._numbers[new.fqn] = variable.h5ds.id.get_type().get_size()
+                self.storage[new.fqn] = self._storage(new, variable.h5ds, variable.h5ds.id.get_type())
+            self._read_attributes(planned.h5group, planned.node, planned.node)
 
     def _read_type(self, group: Group, name: str, tid: Any) -> None:
         h5t = self._h5py.h5t
@@ -213,9 +350,9 @@ class Hdf5Reader:
                 EnumMember(tid.get_member_name(i).decode("utf-8"), int(tid.get_member_value(i)))
                 for i in range(tid.get_nmembers())
             ]
-            new = EnumType(name, self._type_ref(tid.get_super(), group), members)
+            new = EnumType(name, self._required_type(tid.get_super(), group), members)
         elif kind == h5t.VLEN:
-            new = VlenType(name, self._type_ref(tid.get_super(), group))
+            new = VlenType(name, self._required_type(tid.get_super(), group))
         elif kind == h5t.OPAQUE:
             new = OpaqueType(name, tid.get_size())
         elif kind == h5t.COMPOUND:
@@ -225,25 +362,40 @@ class Hdf5Reader:
                 shape: tuple[int, ...] = ()
                 if member.get_class() == h5t.ARRAY:
                     shape, member = tuple(member.get_array_dims()), member.get_super()
-                new.add_field(tid.get_member_name(i).decode("utf-8"), self._type_ref(member, group), shape)
+                new.add_field(tid.get_member_name(i).decode("utf-8"), self._required_type(member, group), shape)
         else:
-            raise Hdf5Error(f"{self.path}: type {name!r} has an HDF5 class netCDF-4 does not use")
+            log.info("%s: type %r has an HDF5 class netCDF-4 does not use; passed over", self.path, name)
+            return
         group.add(new)
         self._types[id(group)].append((tid, new))
         self._resolver = Resolver()
 
-    def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str:
-        """The netCDF type of an HDF5 type: atomic, or a reference to an equal committed type
-        in ``scope`` or an ancestor, else anywhere in the file read so far (netcdf-c matches
-        them the same way; ncgen lets a group use a type of another branch)."""
+    def _required_type(self, tid: Any, scope: Group) -> AtomicType | str:
+        """The netCDF type of a part of a committed type; an error where there is none."""
+        found = self._type_ref(tid, scope)
+        if found is None:
+            raise Hdf5Error(f"{self.path}: an HDF5 type in {scope.fqn} has no netCDF-4 equivalent")
+        return found
+
+    def _dataset_type(self, tid: Any, scope: Group) -> AtomicType | str | None:
+        """The netCDF type of a dataset's HDF5 type (see :meth:`_type_ref`); a float of
+        more than 8 bytes is a string whose values cannot be read, as netcdf-c has it."""
+        if tid.get_class() == self._h5py.h5t.FLOAT and tid.get_size() > 8:
+            return AtomicType.STRING
+        return self._type_ref(tid, scope)
+
+    def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str | None:
+        """The netCDF type of an HDF5 type, as netcdf-c maps it: atomic (a number as the
+        native type HDF5 converts it to), or a reference to an equal committed type in
+        ``scope`` or an ancestor, else anywhere in the file read so far (netcdf-c matches
+        them the same way; ncgen lets a group use a type of another branch); None where
+        there is none."""
         h5t = self._h5py.h5t
         kind = tid.get_class()
         if kind == h5t.STRING:
             return AtomicType.STRING if tid.is_variable_str() or tid.get_size() > 1 else AtomicType.CHAR
         if kind in (h5t.INTEGER, h5t.FLOAT):
-            found = atomic_type_of(tid.dtype)
-            if found is not None:
-                return found
+            return _native_number(h5t, tid)
         group: Group | None = scope
         while group is not None:
             for candidate, node in self._types.get(id(group), ()):
@@ -254,26 +406,40 @@ class Hdf5Reader:
             for candidate, node in types:
                 if candidate == tid:
                     return canonical_type_ref(raw_fqn(node), scope, self._resolver)
-        raise Hdf5Error(f"{self.path}: an HDF5 type in {scope.fqn} has no netCDF-4 equivalent")
+        return None
 
     def _read_attributes(self, h5obj: Any, owner: Group | Variable, scope: Group) -> None:
-        """The attributes as netcdf-c reads them: a fixed-length string with one value (or
-        none) is char, text in any other shape is string."""
-        for name in h5obj.attrs:
+        """The attributes as netcdf-c reads them, in the order HDF5 lists them by creation
+        (the order they are stored in when the file does not track it), those of a type
+        netCDF-4 cannot name passed over: a fixed-length string with one value (or none)
+        is char, text in any other shape is string."""
+        for name in _attribute_names(self._h5py, h5obj):
             if name in HIDDEN:
                 continue
-            attribute = h5obj.attrs.get_id(name)
+            attribute = self._h5py.h5a.open(h5obj.id, name.encode("utf-8", "surrogateescape"))
             tid = attribute.get_type()
             empty = attribute.get_space().get_simple_extent_type() == self._h5py.h5s.NULL
             if tid.get_class() == self._h5py.h5t.STRING:
                 if not tid.is_variable_str() and (empty or attribute.shape == ()):
                     owner.add_attribute(name, AtomicType.CHAR, "" if empty else _char_text(attribute))
                 else:
-                    texts: Iterable[object] = () if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
-                    owner.add_attribute(name, AtomicType.STRING, [_text(t).rstrip("\0") for t in texts])
+                    stored: Iterable[object] = () if empty else np.ravel(np.asarray(h5obj.attrs[name], dtype=object))
+                    texts = [_text(t).rstrip("\0") for t in stored]
+                    owner.add_attribute(name, AtomicType.STRING, _with_nulls(attribute, texts))
                 continue
             type = self._type_ref(tid, scope)
-            values: Iterable[object] = () if empty else np.asarray(h5obj.attrs[name]).reshape(-1)
+            if type is None:  # netcdf-c passes over an attribute of a type it cannot name
+                log.info("%s: attribute %r of %s has an HDF5 type netCDF-4 cannot name", self.path, name, h5obj.name)
+                continue
+            values: Iterable[object] = ()
+            if empty:
+                pass
+            elif isinstance(type, AtomicType):  # converted to the native type, as netcdf-c reads it
+                number = np.empty(attribute.shape, dtype_of(type))
+                attribute.read(number, mtype=self._h5py.h5t.py_create(number.dtype))
+                values = number.reshape(-1)
+            else:
+                values = np.asarray(h5obj.attrs[name]).reshape(-1)
             owner.add_attribute(name, type, [_model_value(v, type) for v in values])
 
     def _storage(self, variable: Variable, h5ds: Any, tid: Any) -> VariableStorage:
@@ -313,7 +479,9 @@ class Hdf5Reader:
         inner = tuple(slice(min(s.start, n), min(s.stop, n)) for s, n in zip(selection, h5ds.shape))
         records = self._record_type(variable)
         try:
-            if dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
+            if self._converted(variable):
+                data = self._read_converted(variable, h5ds, inner, dtype)
+            elif dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
                 data = np.asarray(h5ds.asstr()[inner], dtype=object)
             elif isinstance(records, VlenType):
                 data = _vlens_of_records(h5ds, inner)
@@ -321,6 +489,8 @@ class Hdf5Reader:
                 data = _records(h5ds, inner)
             else:
                 data = np.asarray(h5ds[inner])
+        except NCZarrError:
+            raise
         except OSError as error:
             raise Hdf5Error(
                 f"{self.path}: cannot read {variable.fqn}: {error} (an HDF5 filter plugin, e.g. "
@@ -333,6 +503,8 @@ class Hdf5Reader:
         if records is not None:  # strings as str, every record in the aligned layout
             data = convert_records(data, records, resolver=self._resolver)
         elif dtype.fields is not None:  # the file's offsets to C alignment, padding zeroed
+            if data.dtype.kind == "c":  # h5py reads a compound {r, i} as complex numbers
+                data = data.view(np.dtype([("r", data.real.dtype), ("i", data.real.dtype)]))
             aligned = np.zeros(data.shape, dtype)
             for name in dtype.names or ():
                 aligned[name] = data[name]
@@ -362,11 +534,40 @@ class Hdf5Reader:
             return found
         return None
 
+    def _converted(self, variable: Variable) -> bool:
+        """Whether the numbers of ``variable`` are read converted to its netCDF type (their
+        size in the file is not that type's), as HDF5 converts them for netcdf-c."""
+        size = self._numbers.get(variable.fqn)
+        return (
+            size is not None
+            and isinstance(variable.type, AtomicType)
+            and (variable.type is AtomicType.STRING or size != dtype_of(variable.type).itemsize)
+        )
+
+    def _read_converted(self, variable: Variable, h5ds: Any, inner: tuple[slice, ...], dtype: np.dtype) -> np.ndarray:
+        if variable.type is AtomicType.STRING:
+            raise Hdf5Error(
+                f"{self.path}: cannot read {variable.fqn}: its floats of {self._numbers[variable.fqn]} bytes have "
+                "no netCDF type (ncdump shows the variable as string and cannot read it either)"
+            )
+        h5s = self._h5py.h5s
+        out = np.empty(tuple(s.stop - s.start for s in inner), dtype)
+        space = h5ds.id.get_space()
+        if out.size == 0:
+            return out
+        if out.ndim:
+            space.select_hyperslab(tuple(s.start for s in inner), out.shape)
+        memory = h5s.create_simple(out.shape) if out.ndim else h5s.create(h5s.SCALAR)
+        h5ds.id.read(memory, space, out, mtype=self._h5py.h5t.py_create(dtype))
+        return out
+
     def _value_dtype(self, variable: Variable) -> np.dtype:
         """The dtype of the raw values of ``variable``; numbers (and enums) in the file's
         byte order, without h5py's metadata."""
         type = variable.type if isinstance(variable.type, AtomicType) else self._user_type(variable)
         dtype = value_dtype(type, resolver=self._resolver)
+        if self._converted(variable):
+            return dtype
         return np.dtype(self._datasets[variable.fqn].dtype.str) if dtype.kind in "iuf" else dtype
 
     def _user_type(self, variable: Variable) -> UserType:
@@ -379,6 +580,10 @@ class Hdf5Reader:
     def _fill(self, variable: Variable, h5ds: Any, dtype: np.dtype) -> Any:
         if dtype.kind == "O":
             return ""
+        if self._converted(variable):
+            fill = np.zeros((), dtype)
+            h5ds.id.get_create_plist().get_fill_value(fill)
+            return fill
         fill = h5ds.fillvalue
         return np.asarray(fill).astype(dtype) if dtype.fields is not None else np.asarray(fill).view(dtype)
 
@@ -454,10 +659,60 @@ def _file_error(path: str, error: Exception, problem: str = "not a readable netC
     return Hdf5Error(f"{path}: {problem} ({str(error) or type(error).__name__})")
 
 
-def _dimension_id(h5group: Any, name: str) -> float:
-    """netcdf-c's id of a dimension of this group, which orders them (phony ones last)."""
-    scale = h5group.get(name)
-    return math.inf if scale is None else int(scale.attrs.get("_Netcdf4Dimid", math.inf))
+def _is_dimension_only(h5ds: Any) -> bool:
+    """Whether a dimension scale is netcdf-c's dimension without a variable."""
+    name = h5ds.attrs.get("NAME")
+    return isinstance(name, bytes) and name.startswith(DIMENSION_ONLY)
+
+
+def _marks(h5py: ModuleType, h5group: Any) -> int:
+    """How many marks of netcdf-c a group holds, as netcdf-c counts them to tell a netCDF-4
+    file: attributes of its datasets (reached by hard links, in any subgroup) with names it
+    reserves."""
+    count = 0
+    for name in h5group:
+        if not isinstance(h5group.get(name, getlink=True), h5py.HardLink):
+            continue
+        item = h5group[name]
+        if isinstance(item, h5py.Group):
+            count += _marks(h5py, item)
+        elif isinstance(item, h5py.Dataset):
+            count += sum(1 for attribute in item.attrs if attribute in RESERVED)
+    return count
+
+
+def _attribute_names(h5py: ModuleType, h5obj: Any) -> list[str]:
+    """The names of an object's attributes as netcdf-c lists them: HDF5's creation order,
+    which is the order they are stored in when the file does not track it (by name where
+    HDF5 cannot list them so)."""
+    names: list[bytes] = []
+    try:
+        h5py.h5a.iterate(h5obj.id, names.append, index_type=h5py.h5.INDEX_CRT_ORDER, order=h5py.h5.ITER_INC)
+    except Exception:
+        names.clear()
+        h5py.h5a.iterate(h5obj.id, names.append, index_type=h5py.h5.INDEX_NAME, order=h5py.h5.ITER_INC)
+    return [name.decode("utf-8", "surrogateescape") for name in names]
+
+
+def _native_number(h5t: ModuleType, tid: Any) -> AtomicType | None:
+    """netcdf-c's type of an HDF5 integer or float: that of the native type HDF5 converts it
+    to (the narrowest holding it, integers of more than 8 bytes as 8); None for floats of
+    more than 8 bytes (their native type is no netCDF type)."""
+    size = tid.get_size()
+    if tid.get_class() == h5t.FLOAT:
+        return None if size > 8 else AtomicType.FLOAT if size <= 4 else AtomicType.DOUBLE
+    width = next((n for n in (1, 2, 4) if size <= n), 8)
+    return atomic_type_of(np.dtype(f"{'u' if tid.get_sign() == h5t.SGN_NONE else 'i'}{width}"))
+
+
+def _with_nulls(attribute: Any, texts: list[str]) -> list[str | None]:
+    """A variable-length string attribute's values with its NULL strings (h5py reads them
+    as empty; ncdump shows NIL) as None, found by reading the string pointers themselves."""
+    if "" not in texts or not attribute.get_type().is_variable_str():
+        return list(texts)
+    pointers = np.zeros(attribute.shape, np.uintp)
+    attribute.read(pointers, mtype=attribute.get_type())
+    return [None if text == "" and pointer == 0 else text for text, pointer in zip(texts, pointers.reshape(-1))]
 
 
 def _char_text(attribute: Any) -> str:

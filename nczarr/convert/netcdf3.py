@@ -130,7 +130,9 @@ class _Cursor:
         return chunk
 
     def name(self) -> str:
-        return self.padded(self.non_neg()).decode("utf-8", errors="surrogateescape")
+        """A name, ending at its first NUL as netcdf-c's C strings do (some writers pad
+        names with NULs inside their counted length)."""
+        return self.padded(self.non_neg()).partition(b"\0")[0].decode("utf-8", errors="surrogateescape")
 
     def list_header(self, tag: int, what: str) -> int:
         """The number of elements of a dim, att or var list (0 when ABSENT), refused when

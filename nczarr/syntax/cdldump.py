@@ -14,7 +14,7 @@ shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec 
 with the codecs themselves in ``_Codecs`` (as netcdf-c 4.10.1 shows NCZarr stores).
 ``_NCProperties`` and ``_SuperblockVersion`` are a netCDF-4 file's own; a store's
 ``_NCProperties`` names nczarr. ``_IsNetcdf4`` is 0 for the classic model and, as netcdf-c
-decides it, for an HDF5 file without dimension scales.
+decides it, for an HDF5 file with too few of netCDF-4's marks.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 from nczarr.errors import DumpError
 from nczarr.formats.dialect import dumps
 from nczarr.formats.keys import NCZARR_NCPROPERTIES
+from nczarr.formats.session import Session
 from nczarr.model import (
     AtomicType,
     Attribute,
@@ -287,6 +288,8 @@ class _Dumper:
         self.formats = _Formats.of(options.precision)
         self.out = _Writer(options.line_length)
         self.classic = source.data_model != "NETCDF4"
+        #: a netCDF-3 or HDF5 file, not a Zarr store
+        self._file = not isinstance(source, Session)
         self.time_separator = _TIME_SEPARATORS[options.times] if options.times else None
         self.axes: dict[int, TimeAxis] = {}
         self.selected = self._selected_variables()
@@ -472,8 +475,8 @@ class _Dumper:
         owner = name + " " if variable.name in _KEYWORDS else name
         axis = self.axes.get(id(variable))
         for attribute in variable.attributes:
-            if attribute.name == "_FillValue" and attribute.type != variable.type:
-                # the fill value is always read back in the variable's type
+            if attribute.name == "_FillValue" and attribute.type != variable.type and not self._file:
+                # netcdf-c reads a Zarr store's fill value in the variable's type (a file's as stored)
                 attribute = Attribute(attribute.name, variable.type, attribute.values)
             self._attribute(attribute, owner, group, ind, axis)
         if self.opts.special:
@@ -505,14 +508,16 @@ class _Dumper:
             if type_ is not AtomicType.CHAR:
                 return '""'
             data = _to_bytes(values).rstrip(b"\0")
-            text = _escape(data, _TEXT_TABLE)
-            if self.classic:
-                text = text.replace("\\n", "\\n\",\n\t\t\t\"")
-            return f'"{text}"'
+            # a classic file's text breaks its line after each newline (not after a backslash and n)
+            lines = data.split(b"\n") if self.classic else [data]
+            return '"' + '\\n",\n\t\t\t"'.join(_escape(line, _TEXT_TABLE) for line in lines) + '"'
         if type_ is AtomicType.STRING:
             return ", ".join("NIL" if v is None else f'"{_escape(_to_bytes(v), _TEXT_TABLE)}"' for v in values)
         if type_ is AtomicType.FLOAT:
-            return ", ".join(_special_float(v, "f") or _trim(self.formats.float_attr % v) + "f" for v in values)
+            # the float32 itself, as C widens it (the model's shortest decimal may round otherwise)
+            return ", ".join(
+                _special_float(v, "f") or _trim(self.formats.float_attr % float(np.float32(v))) + "f" for v in values
+            )
         if type_ is AtomicType.DOUBLE:
             return ", ".join(_special_float(v, "") or _trim(self.formats.double_attr % v) for v in values)
         suffix = _ATTR_SUFFIX.get(type_, "")
@@ -599,11 +604,10 @@ class _Dumper:
 
     def _looks_netcdf4(self) -> bool:
         """netcdf-c's ``_IsNetcdf4``: not the classic model, and, in an HDF5 file, the marks
-        netCDF-4 leaves (dimension scales: a file without dimensions has none)."""
+        netCDF-4 leaves (the reader counts them as netcdf-c does)."""
         if self.data_model != "NETCDF4":
             return False
-        in_hdf5 = hasattr(self.source, "superblock_version")
-        return not in_hdf5 or any(g.dimensions for g in self.tree.walk())
+        return bool(getattr(self.source, "netcdf4_marks", True))
 
     def _resolved(self, ref: TypeRef, group: Group) -> AtomicType | UserType:
         return ref if isinstance(ref, AtomicType) else self._user_type(ref, group)
