@@ -23,32 +23,39 @@ def getlibversion() -> str:
 
 
 def get_chunk_cache() -> tuple[int, int, float]:
+    """netCDF4's default chunk cache (size in bytes, elements, preemption), as last set."""
     return tuple(_chunk_cache)
 
 
 def set_chunk_cache(size: int | None = None, nelems: int | None = None, preemption: float | None = None) -> None:
+    """Set netCDF4's default chunk cache (kept and reported; nczarr caches per array)."""
     for i, value in enumerate((size, nelems, preemption)):
         if value is not None:
             _chunk_cache[i] = value
 
 
 def get_alignment() -> tuple[int, int]:
+    """netCDF4's HDF5 alignment (threshold, alignment), as last set."""
     return tuple(_alignment)  # type: ignore[return-value]
 
 
 def set_alignment(threshold: int, alignment: int) -> None:
+    """Set netCDF4's HDF5 alignment (kept and reported; Zarr stores have no file layout to align)."""
     _alignment[:] = [int(threshold), int(alignment)]
 
 
 def rc_get(key: str) -> str | None:
+    """The value of netcdf-c's rc setting ``key`` set by :func:`rc_set`, or None."""
     return _rc.get(key)
 
 
 def rc_set(key: str, value: str) -> None:
+    """Set netcdf-c's rc setting ``key`` (kept for :func:`rc_get`; nczarr reads none of them)."""
     _rc[key] = value
 
 
 def dtype_is_complex(dtype: object) -> bool:
+    """Whether ``dtype`` names a complex type (``"c8"``, ``"c16"``), as netCDF4's helper says."""
     return dtype in ("c8", "c16")
 
 

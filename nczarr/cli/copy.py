@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from nczarr.cli.shared import add_kind_flags
+from nczarr.cli.shared import add_kind_flags, add_storage_flags, storage_options
 
 #: nczarr's copy buffer when ``-m`` is not given (nccopy's is 5 MB; a larger one is faster).
 DEFAULT_MEMORY = 256 << 20
@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_kind_flags(copy)
     copy.add_argument(
-        "--format", metavar="FORMAT", help="Zarr convention of a Zarr target: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2"
+        "--format", metavar="FORMAT", help="Zarr convention of a Zarr target: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2, "
+        "ZARR_V3_DRAFT (the 2019 v3 draft layout of zarr-python 2.18)"
     )
     copy.add_argument("-d", dest="deflate", metavar="N", help="deflate level 0-9 of every variable (0: no filters)")
     copy.add_argument("-s", dest="shuffle", action="store_true", help="add shuffle to -d's deflation")
@@ -55,6 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     copy.add_argument("-w", action="store_true", help="write the output from memory at the end (accepted; no effect)")
     copy.add_argument("-L", dest="log_level", metavar="N", help="netcdf-c's log level (accepted; no effect)")
     copy.add_argument("--skip-unsupported", action="store_true", help="leave out what the target cannot hold instead of refusing")
+    add_storage_flags(copy)  # both SRC and DST; the --src-/--dst- ones win for their side
+    add_storage_flags(copy, "src")
+    add_storage_flags(copy, "dst")
     copy.add_argument("--help", action="help", help="show this help message and exit")
     copy.set_defaults(run=run, creates=creates)
 
@@ -65,7 +69,8 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nczarr.convert.copy import CopyOptions, ProgressBar, copy
+    from nczarr.convert.copy import CopyOptions, ProgressBar, copy_source
+    from nczarr.convert.sources import open_source
     from nczarr.convert.specs import parse_count, parse_size
 
     for flag, value in (("-h", args.cache_size), ("-e", args.cache_elements)):
@@ -88,9 +93,14 @@ def run(args: argparse.Namespace) -> int:
         min_chunk_bytes=None if args.min_chunk is None else parse_count(args.min_chunk, "-M"),
         skip_unsupported=args.skip_unsupported,
         max_memory=_memory(args),
+        storage_options={**storage_options(args), **storage_options(args, "dst")},
     )
     bar = ProgressBar(quiet=args.quiet)
-    report = copy(args.src, args.dst, options, progress=bar)
+    source = open_source(args.src, storage_options={**storage_options(args), **storage_options(args, "src")} or None)
+    try:
+        report = copy_source(source, args.dst, options, progress=bar)
+    finally:
+        source.close()
     bar.finish()
     for skipped in report.skipped:
         logging.getLogger("nczarr").warning("left out: %s", skipped)

@@ -6,6 +6,8 @@ import argparse
 import re
 import sys
 
+from nczarr.cli.shared import add_storage_flags, storage_options
+
 _LEADING_INT = re.compile(r"\s*[+-]?\d+")
 
 
@@ -39,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     dump.add_argument("-F", dest="filters", action="store_true", help="with -s: every filter in _Filter (and _Codecs)")
     dump.add_argument("-X", dest="extra", metavar="p|m", type=_extra_option, help="-Xp: no _NCProperties in NcML; -Xm: in memory")
     dump.add_argument("-L", dest="log_level", type=int, metavar="N", help="log level (accepted, as ncdump without logging)")
+    add_storage_flags(dump)
     dump.set_defaults(run=run)
 
 
@@ -134,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         c_format_wins=args.precision is None and args.sigdigs is not None,
     )
     out = sys.stdout.buffer
-    source = open_source(args.store)
+    source = open_source(args.store, storage_options=storage_options(args) or None)
     try:
         for line in dump(source, options, path=args.store):
             out.write(line.encode("utf-8", "surrogateescape"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from nczarr.cli.shared import add_kind_flags
+from nczarr.cli.shared import add_kind_flags, add_storage_flags, storage_options
 
 #: ncgen's ``-l`` languages (each spelling it takes); only binary output is made here.
 LANGUAGES = {"b": "b", "c": "c", "C": "c", "f77": "f77", "fortran77": "f77", "Fortran77": "f77", "j": "java", "java": "java"}
@@ -73,19 +73,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     gen.add_argument("-P", dest="diskless", action="store_true", help="build in memory, then persist (no effect here)")
     gen.add_argument("-W", dest="whole_var_size", metavar="N", help="largest variable written in one call (no effect here)")
     gen.add_argument("-B", dest="buffer_size", metavar="N", help=argparse.SUPPRESS)
-    gen.add_argument("--format", metavar="FORMAT", help="Zarr convention: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2")
+    gen.add_argument(
+        "--format", metavar="FORMAT", help="Zarr convention: NCZARR (default), NCZARR_V2, ZARR, ZARR_V2, ZARR_V3_DRAFT"
+    )
+    add_storage_flags(gen)
     gen.set_defaults(run=run, creates=creates, language=None, suffix=".zarr")
 
 
 def run(args: argparse.Namespace) -> int:
     from nczarr.api.generate import generate
     from nczarr.errors import ArgumentError
+    from nczarr.formats.location import parse_location
+    from nczarr.store import Store, open_store
 
     if args.language not in (None, "b"):
         raise ArgumentError(f"output language {args.language} is not supported: nczarr gen writes datasets only (-lb)")
-    generate(
-        args.cdl, _output(args), kind=args.kind, format=args.format, fill=not args.nofill, header_only=args.header_only
-    )
+    output: str | Store = _output(args)
+    format = args.format
+    options = storage_options(args)
+    where = parse_location(str(output))
+    if options and not where.local:  # the store opened here; the URL's mode words still name the convention
+        format = format or where.convention
+        output = open_store(str(output), "w", storage_options=options)
+    generate(args.cdl, output, kind=args.kind, format=format, fill=not args.nofill, header_only=args.header_only)
     return 0
 
 

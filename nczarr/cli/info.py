@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from nczarr.cli.shared import add_storage_flags, storage_options
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     info = sub.add_parser("info", help="show the groups and arrays of a store (or a netCDF file) as a tree")
     info.add_argument("store", help="a directory, .zip file, fsspec URL or netCDF file")
+    add_storage_flags(info)
     info.set_defaults(run=run)
 
 
@@ -20,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(describe_file(args.store))
         return 0
+    from nczarr.store import open_store
     from nczarr.zarr.info import describe
 
-    sys.stdout.write(describe(args.store))
+    options = storage_options(args)
+    sys.stdout.write(describe(open_store(args.store, "r", storage_options=options) if options else args.store))
     return 0

@@ -4,6 +4,7 @@ error report, Ctrl-C handling and the removal of a half-made output."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -11,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-from nczarr.errors import NCZarrError
+from nczarr.errors import ArgumentError, NCZarrError
 
 #: Set to anything but empty or 0 to see tracebacks, as ``--debug`` does.
 DEBUG_VARIABLE = "NCZARR_DEBUG"
@@ -27,6 +28,46 @@ def add_kind_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``-3 -6 -5 -4 -7``, each storing its kind where ``-k KIND`` does."""
     for flag, kind in KIND_FLAGS:
         parser.add_argument(flag, dest="kind", action="store_const", const=kind, help=f"same as -k '{kind}'")
+
+
+def add_storage_flags(parser: argparse.ArgumentParser, side: str = "") -> None:
+    """Add ``--storage-options JSON``, ``--anon`` and ``--profile NAME`` (with ``side``, e.g.
+    ``src``: ``--src-storage-options``...), read back by :func:`storage_options`."""
+    flag = f"--{side}-" if side else "--"
+    of = f" for {side.upper()}" if side else ""
+    parser.add_argument(
+        f"{flag}storage-options", dest=f"{side}_storage_options", metavar="JSON",
+        help=f"fsspec storage options{of}, a JSON object (e.g. '{{\"endpoint_url\": \"http://127.0.0.1:9000\"}}')",
+    )
+    parser.add_argument(
+        f"{flag}anon", dest=f"{side}_anon", action="store_true",
+        help=f"no credentials{of}: public S3 buckets (storage option anon=true)",
+    )
+    parser.add_argument(
+        f"{flag}profile", dest=f"{side}_profile", metavar="NAME",
+        help=f"the AWS profile{of} (~/.aws; storage option profile=NAME)",
+    )
+
+
+def storage_options(args: argparse.Namespace, side: str = "") -> dict[str, object]:
+    """The storage options ``add_storage_flags`` read for ``side``; ArgumentError naming the
+    flag when its JSON is not an object."""
+    text = getattr(args, f"{side}_storage_options")
+    options: dict[str, object] = {}
+    if text is not None:
+        flag = f"--{side}-storage-options" if side else "--storage-options"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ArgumentError(f"{flag}: not JSON ({exc.msg} at character {exc.pos}): {text}") from None
+        if not isinstance(value, dict):
+            raise ArgumentError(f"{flag} must be a JSON object, not {text}")
+        options.update(value)
+    if getattr(args, f"{side}_anon"):
+        options["anon"] = True
+    if getattr(args, f"{side}_profile") is not None:
+        options["profile"] = getattr(args, f"{side}_profile")
+    return options
 
 
 def report(findings: Sequence[object], all_clear: str) -> int:

@@ -1,10 +1,15 @@
 """``NCZARR`` (the default): NCZarr on Zarr v3.
 
-Plain Zarr v3 that zarr-python 3 and xarray open without help (``dimension_names``, standard
-codecs, the ``string`` data type), with the netCDF extras in attributes named as in netcdf-c's
-experimental Zarr v3 work (§5): ``_nczarr_superblock`` (root), ``_nczarr_group``,
-``_nczarr_array`` and ``_nczarr_attrs``. User-defined types are defined in their group's
-``_nczarr_group["types"]`` and stored as data types zarr-python opens (docs/format.md).
+Plain Zarr v3 that zarr-python 3, xarray and TensorStore open without help
+(``dimension_names``, standard codecs, the ``string`` data type), with the netCDF extras named
+as in netcdf-c's experimental Zarr v3 work (§5): ``_nczarr_superblock`` (root),
+``_nczarr_group`` and a group's ``_nczarr_attrs`` in group attributes (zarr-python 3.1
+refuses extra members in a group's ``zarr.json``; xarray hides ``_nc*`` group attributes);
+an array's ``_nczarr_array`` and ``_nczarr_attrs`` as extension members of its ``zarr.json``
+marked ``"must_understand": false`` (Zarr v3 §extensions), so that plain Zarr readers show
+the user's attributes only. Arrays written before keep them in their attributes, which is
+read too. User-defined types are defined in their group's ``_nczarr_group["types"]`` and
+stored as data types zarr-python opens (docs/format.md).
 """
 
 from __future__ import annotations
@@ -72,11 +77,16 @@ from nczarr.zarr.metadata import (
     ArrayMetadata,
     ArrayMetadataV3,
     GroupMetadataV3,
+    dump_json,
 )
 
 SUPERBLOCK_VERSION = "3.0.0"
 #: Codec names of the netcdf-c fork (numcodecs v2 ids, §5.3) → names this engine reads.
 _FORK_CODECS = {"shuffle": "numcodecs.shuffle", "fletcher32": "numcodecs.fletcher32", "bz2": "numcodecs.bz2"}
+#: What makes a ``zarr.json`` member an extension that readers may ignore (Zarr v3).
+MUST_UNDERSTAND = "must_understand"
+#: The array extras stored as extension members of the array's ``zarr.json``.
+_ARRAY_MEMBERS = (ARRAY, ATTRS)
 
 Resolved = AtomicType | UserType
 
@@ -208,7 +218,9 @@ class Nczarr(Convention):
         read, by document without attributes (arrays on one grid share theirs)."""
         where = join_path(join_path(path_of(group.fqn), name), ZARR_JSON)
         attrs = object_member(doc, "attributes", where)
-        info = object_member(attrs, ARRAY, where)
+        # the extras are members of zarr.json; arrays written before kept them in attributes
+        extras = doc if ARRAY in doc else attrs
+        info = object_member(extras, ARRAY, where)
         nczarr_type = info.get("nczarr_type")
         data_type = doc.get("data_type")
         type: TypeRef
@@ -228,21 +240,22 @@ class Nczarr(Convention):
         read_attributes(
             variable,
             attrs,
-            _types_map(attrs, where),
+            _types_map(doc if ATTRS in doc else attrs, where),
             where,
             resolved,
             _user_decoder(group, resolver),
             xarray_fill=True,
         )
         # the engine document differs from the stored one only for char and string types
-        key = repr((resolved if resolved in _TEXT_TYPES else None, {k: v for k, v in doc.items() if k != "attributes"}))
+        grid = {k: v for k, v in doc.items() if k != "attributes" and k not in _ARRAY_MEMBERS}
+        key = repr((resolved if resolved in _TEXT_TYPES else None, grid))
         metadata = parsed.get(key)
         if metadata is None:
             try:
-                metadata = parsed[key] = ArrayMetadataV3.from_json(_engine_document(doc, resolved))
+                metadata = parsed[key] = ArrayMetadataV3.from_json(_engine_document(grid, resolved))
             except ValueError as exc:
                 raise FormatError(f"{where}: {exc}") from exc
-        metadata = metadata.with_attributes(attrs)
+        metadata = metadata.with_attributes({k: v for k, v in attrs.items() if k not in _ARRAY_MEMBERS})
         fill = info.get("fill", True) is not False
         if fill and isinstance(resolved, AtomicType):
             keep_fill(variable, resolved, fill_to_netcdf(resolved, metadata.fill_value))
@@ -337,15 +350,18 @@ class Nczarr(Convention):
                 plan = self.plan(variable, resolver)
                 metadata = keep_chunk_keys(self._array_metadata(plan, storage), stored.arrays.get(variable.fqn))
                 attrs, types = _attributes(variable, group, resolver)
-                array_info: dict[str, Any] = {"dimension_references": [raw_fqn(d) for d in plan.dimensions]}
+                array_info: dict[str, Any] = {
+                    MUST_UNDERSTAND: False,
+                    "dimension_references": [raw_fqn(d) for d in plan.dimensions],
+                }
                 if plan.nczarr_type is not None:
                     array_info["nczarr_type"] = plan.nczarr_type
                 if not storage.fill:
                     array_info["fill"] = False
-                attrs[ARRAY] = array_info
+                extras = {ARRAY: array_info}
                 if types:
-                    attrs[ATTRS] = {"attribute_types": types}
-                document = metadata.with_attributes(attrs).documents()[ZARR_JSON]
+                    extras[ATTRS] = {MUST_UNDERSTAND: False, "attribute_types": types}
+                document = dump_json(metadata.with_attributes(attrs).to_json() | extras)
                 out[join_path(join_path(path, variable.name), ZARR_JSON)] = document
         return out
 

@@ -1,4 +1,5 @@
-"""Opening the right store for a path, a URL or an existing store."""
+"""Opening the right store for a path, a URL, an fsspec mapper or filesystem, or an existing
+store."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from nczarr.errors import (
     ForeignContentError,
@@ -17,9 +18,13 @@ from nczarr.errors import (
 from nczarr.store._files import is_temp_name, remove_contents
 from nczarr.store.base import Store
 from nczarr.store.directory import DirectoryStore
-from nczarr.store.fsspec import FsspecStore
+from nczarr.store.fsspec import CREDENTIALS_HINT, FsspecStore
 from nczarr.store.url import parse_store_url
 from nczarr.store.zip import ZipStore
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+    from fsspec.mapping import FSMap
 
 logger = logging.getLogger(__name__)
 
@@ -35,14 +40,17 @@ MODES = {
 
 
 def open_store(
-    location: Store | str | os.PathLike[str],
+    location: Store | str | os.PathLike[str] | FSMap | AbstractFileSystem,
     mode: str = "r",
     *,
     storage_options: Mapping[str, object] | None = None,
 ) -> Store:
     """The store at ``location``, opened in ``mode`` (see ``MODES``).
 
-    A Store is returned as it is. ``location`` may be a netcdf-c URL
+    A Store is returned as it is. An fsspec mapper (``fsspec.get_mapper(url)``) is the store
+    at its root; an fsspec filesystem object the store at the filesystem's root (a
+    ``DirFileSystem``, a ``ZipFileSystem``...); both take no ``storage_options`` (they were
+    given when the object was made). ``location`` may be a netcdf-c URL
     (``file:///p#mode=nczarr,file``, ``file:///p.zip#mode=zarr,zip``, ``s3://bucket/key``,
     ``https://HOST/bucket/key#mode=nczarr,s3``: see :mod:`nczarr.store.url`; its convention
     words are for the callers to read). A local path or ``file:`` URL opens a ZipStore when it
@@ -56,7 +64,12 @@ def open_store(
     if isinstance(location, os.PathLike):
         location = os.fspath(location)
     if not isinstance(location, str):
-        raise StoreError(f"cannot open a store at {location!r}: expected a path, URL or Store")
+        fsspec_store = _fsspec_object_store(location, mode, storage_options)
+        if fsspec_store is None:
+            raise StoreError(
+                f"cannot open a store at {location!r}: expected a path, URL, fsspec mapper or filesystem, or Store"
+            )
+        return _prepared(fsspec_store, repr(fsspec_store), mode)
     where = parse_store_url(location, storage_options)
     if not where.local:
         return _open_fsspec(where.target, mode, where.storage_options)
@@ -171,9 +184,39 @@ def _open_zip(path: str, mode: str) -> ZipStore:
     return ZipStore(path, zip_mode)
 
 
+def is_fsspec_object(location: object) -> bool:
+    """Whether ``location`` is an fsspec mapper or filesystem object (``open_store`` takes
+    both); False without fsspec installed."""
+    try:
+        from fsspec import AbstractFileSystem
+        from fsspec.mapping import FSMap
+    except ImportError:
+        return False
+    return isinstance(location, FSMap | AbstractFileSystem)
+
+
+def _fsspec_object_store(location: object, mode: str, storage_options: Mapping[str, object] | None) -> FsspecStore | None:
+    """The store of an fsspec mapper or filesystem object, None for anything else."""
+    if not is_fsspec_object(location):
+        return None
+    if storage_options:
+        raise StoreError(f"storage_options apply to a URL, not to {type(location).__name__} {location!r}")
+    from fsspec.mapping import FSMap
+
+    if isinstance(location, FSMap):
+        return FsspecStore(location.fs, read_only=mode == "r", path=location.root)
+    return FsspecStore(location, read_only=mode == "r")
+
+
 def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:
-    # No existence check for 'r': over HTTP the root itself need not be fetchable.
     store = FsspecStore(url, read_only=mode == "r", storage_options=storage_options or None)
+    return _prepared(store, url, mode)
+
+
+def _prepared(store: FsspecStore, url: str, mode: str) -> FsspecStore:
+    """``store`` checked and emptied as ``mode`` asks. No existence check for 'r': over HTTP
+    the root itself need not be fetchable."""
+    _require_bucket(store, url)
     if mode in ("w", "w-", "x") and store.fs.exists(store.root):
         if mode != "w":
             _refuse_existing(url)
@@ -181,3 +224,24 @@ def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> 
         logger.debug("removing %r to create a new dataset there", url)
         store.fs.rm(store.root, recursive=True)
     return store
+
+
+def _require_bucket(store: FsspecStore, url: str) -> None:
+    """StoreError naming the bucket when an S3 dataset's bucket does not exist: s3fs would
+    report every key missing (``No such file or directory``) or, writing, try to create the
+    bucket. One request (HeadBucket); any other answer (403: HeadBucket needs the list
+    permission, which readers of public data often lack; a server without HeadBucket; an
+    unreachable endpoint) is left for the reads to report, but for missing credentials."""
+    protocols = store.fs.protocol if isinstance(store.fs.protocol, tuple) else (store.fs.protocol,)
+    if "s3" not in protocols or not store.root:
+        return
+    bucket = store.root.split("/", 1)[0]
+    endpoint = getattr(store.fs, "endpoint_url", None) or store.fs.storage_options.get("endpoint_url")
+    at = f" at {endpoint}" if endpoint else ""
+    try:
+        store.fs.info(bucket)
+    except FileNotFoundError:
+        raise StoreError(f"S3 bucket {bucket!r}{at} does not exist (opening {url!r})") from None
+    except Exception as exc:  # botocore's own errors are no OSError
+        if type(exc).__name__ == "NoCredentialsError":
+            raise StoreError(f"no S3 credentials found to open {url!r}; {CREDENTIALS_HINT}") from exc

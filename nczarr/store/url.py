@@ -12,6 +12,13 @@ or its host is Amazon's or Google's. Any other host is an S3-compatible endpoint
 fragment, else ``AWS_REGION`` / ``AWS_DEFAULT_REGION``; profile: ``aws.profile`` (or
 ``awsprofile``). Unlike netcdf-c, unknown mode words are refused (netcdf-c ignores them, which
 hides typos), and mode words are case-insensitive.
+
+fsspec's chained URLs (``simplecache::s3://bucket/key``, ``zip::s3://bucket/a.zip``,
+``simplecache::https://HOST/bucket/key#mode=nczarr,s3``) are taken too: the last link is where
+the data is, read as above (so netcdf-c's S3 forms work inside a chain), and the storage
+options apply to it (fsspec would give them to the first link); options keyed by the
+protocol of a link (``{"simplecache": {"cache_storage": "/tmp/c"}}``) go to that link, as in
+fsspec.
 """
 
 from __future__ import annotations
@@ -76,6 +83,8 @@ def parse_store_url(location: str, storage_options: Mapping[str, object] | None 
             f"unknown mode word{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {location!r}; "
             f"netcdf-c's mode words are {', '.join(sorted(MODE_WORDS))}"
         )
+    if _is_chain(base):
+        return _chained(base, words, keys, storage_options or {}, location, fragment)
     scheme = _scheme(base)
     options: dict[str, object] = {}
     if scheme is None:
@@ -96,6 +105,45 @@ def parse_store_url(location: str, storage_options: Mapping[str, object] | None 
         storage_options=_merged(options, storage_options or {}),
         mode=tuple(words),
         fragment=fragment,
+    )
+
+
+def _is_chain(base: str) -> bool:
+    """Whether ``base`` is an fsspec chain (``simplecache::s3://...``): a protocol then ``::``."""
+    match = _SCHEME.match(base)
+    return match is not None and match[0].endswith("::")
+
+
+def _chained(
+    base: str,
+    words: list[str],
+    keys: Mapping[str, str],
+    given: Mapping[str, object],
+    location: str,
+    fragment: str,
+) -> StoreURL:
+    """An fsspec chain: its last link read as any URL (netcdf-c's S3 forms too), the storage
+    options keyed by that link's protocol unless they name a link's protocol themselves."""
+    *outer, inner = base.split("::")
+    if "zip" in words:
+        raise ArgumentError(f"{location!r}: a zip archive (mode word 'zip') must be a local file")
+    scheme = _scheme(inner)
+    implied: dict[str, object] = {}
+    if scheme in ("s3", "gs3") or {"s3", "gs3"} & set(words) or _s3_host(urlsplit(inner).hostname or ""):
+        inner, implied = _s3(inner, keys, google=scheme == "gs3" or "gs3" in words, location=location)
+        scheme = "s3"
+    elif scheme == "file":
+        inner = _file_path(inner, location, netcdf=bool(words))
+    protocol = scheme or "file"
+    protocols = {protocol, *(link.lower() for link in outer)}
+    keyed = {name: value for name, value in given.items() if name in protocols}
+    own = {name: value for name, value in given.items() if name not in protocols}
+    inner_given = keyed.pop(protocol, {})
+    if not isinstance(inner_given, Mapping):
+        raise ArgumentError(f"{location!r}: storage option {protocol!r} must be a mapping of that link's options")
+    options = {**keyed, protocol: _merged(implied, {**own, **inner_given})}
+    return StoreURL(
+        "::".join([*outer, inner]), local=False, storage_options=options, mode=tuple(words), fragment=fragment
     )
 
 

@@ -71,7 +71,7 @@ def test_nczarr_v3_stores_them_as_ncgen_and_ncdump_see_them(cdl: Path, tmp_path:
     assert "never = {{}, {NIL, 0}, {NIL, NIL, NIL}}," in our_dump(store)  # netCDF-4's zero fill
     doc = json.loads((store / "y" / "zarr.json").read_text())
     assert doc["data_type"] == "variable_length_bytes"
-    assert doc["attributes"]["_nczarr_array"]["nczarr_type"] == "/c2"
+    assert doc["_nczarr_array"]["nczarr_type"] == "/c2"
     # plain Zarr v3 that zarr-python opens: one byte string per value, the record encoding
     values = zarr.open_array(store / "x", mode="r")[:]
     assert values[0] == b"\x02\x00\x00\x00ab\x01\x00\x00\x00"

@@ -203,5 +203,5 @@ def test_r_opens_read_only_stores(tmp_path: Path, memory_url: str) -> None:
 
 
 def test_a_location_of_another_type_is_refused() -> None:
-    with pytest.raises(StoreError, match="expected a path, URL or Store"):
+    with pytest.raises(StoreError, match="expected a path, URL, fsspec mapper or filesystem, or Store"):
         open_store(42)  # type: ignore[arg-type]
