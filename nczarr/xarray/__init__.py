@@ -1,11 +1,14 @@
-"""nczarr in xarray: the ``nczarr`` engine of ``xarray.open_dataset`` (read-only for now).
+"""nczarr in xarray: the ``nczarr`` engine of ``xarray.open_dataset`` and ``to_nczarr``, its writer.
 
 Registered under the ``xarray.backends`` entry point, so ``xr.open_dataset(path,
-engine="nczarr")`` works once nczarr and xarray are installed. Importing this package needs
-xarray (the ``xarray`` extra)."""
+engine="nczarr")`` works once nczarr and xarray are installed; ``to_nczarr(dataset, path)``
+writes a Dataset or DataTree, dask arrays in parallel. Importing this package needs xarray
+(the ``xarray`` extra)."""
 
 from __future__ import annotations
 
-from nczarr.xarray.backend import NczarrArray, NczarrBackendEntrypoint, NczarrDataStore
+from nczarr.xarray.backend import NczarrBackendEntrypoint
+from nczarr.xarray.store import ChunkWriter, NczarrArray, NczarrDataStore
+from nczarr.xarray.writer import to_nczarr
 
-__all__ = ["NczarrArray", "NczarrBackendEntrypoint", "NczarrDataStore"]
+__all__ = ["ChunkWriter", "NczarrArray", "NczarrBackendEntrypoint", "NczarrDataStore", "to_nczarr"]

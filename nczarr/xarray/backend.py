@@ -12,31 +12,20 @@ data types) are the api's, so the engine shows what ``nczarr dump`` shows.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-from xarray.backends.common import (
-    AbstractDataStore,
-    BackendArray,
-    BackendEntrypoint,
-    datatree_from_dict_with_io_cleanup,
-)
-from xarray.backends.file_manager import CachingFileManager
-from xarray.backends.locks import SerializableLock
+from xarray.backends.common import BackendEntrypoint, datatree_from_dict_with_io_cleanup
 from xarray.backends.store import StoreBackendEntrypoint
-from xarray.coding.strings import create_vlen_dtype
-from xarray.core import indexing
-from xarray.core.utils import FrozenDict, close_on_error
-from xarray.core.variable import Variable as XrVariable
+from xarray.core.utils import close_on_error
 
-from nczarr.api import Dataset, EnumType, Variable
-from nczarr.errors import GroupNotFoundError
 from nczarr.formats import detect
 from nczarr.formats.location import parse_location
 from nczarr.store import ZipStore, open_store
+from nczarr.store.fsspec import FsspecStore
+from nczarr.xarray.store import NczarrDataStore
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -44,165 +33,6 @@ if TYPE_CHECKING:
 #: The conventions whose stores are unambiguously nczarr's to open when no engine is named
 #: (pure Zarr stays with xarray's zarr engine, ``.nc`` files with its netCDF engines).
 _CLAIMED_CONVENTIONS = frozenset({"NCZARR", "NCZARR_V2"})
-
-
-class NczarrArray(BackendArray):
-    """One variable's stored values, read lazily: a selection reads only the chunks it touches."""
-
-    __slots__ = ("datastore", "dtype", "name", "shape")
-
-    def __init__(self, name: str, datastore: NczarrDataStore) -> None:
-        self.datastore = datastore
-        self.name = name
-        variable = datastore.variable(name)
-        self.shape = variable.shape
-        # a variable-length string is an object array that remembers it holds str
-        self.dtype = create_vlen_dtype(str) if variable.dtype is str else np.dtype(variable.dtype)
-
-    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER, self._read)
-
-    def _read(self, key: tuple[int | slice | np.ndarray, ...]) -> np.ndarray:
-        with self.datastore.lock:
-            values = self.datastore.variable(self.name)[key]
-        return np.asarray(values)
-
-
-class NczarrDataStore(AbstractDataStore):
-    """One group of a dataset nczarr opens, as xarray's (read-only) data store."""
-
-    def __init__(
-        self,
-        manager: CachingFileManager,
-        filename: str,
-        group: str | None = None,
-        lock: AbstractContextManager[object] | None = None,
-    ) -> None:
-        self._manager = manager
-        self._filename = filename
-        self._group = _group_path(group)
-        self.lock = SerializableLock() if lock is None else lock
-
-    @classmethod
-    def open(
-        cls,
-        filename: str | os.PathLike[str],
-        *,
-        group: str | None = None,
-        storage_options: Mapping[str, object] | None = None,
-        lock: AbstractContextManager[object] | None = None,
-    ) -> NczarrDataStore:
-        """The store of ``group`` (a path, ``/`` or None: the root) of the dataset at ``filename``."""
-        kwargs = {} if storage_options is None else {"storage_options": dict(storage_options)}
-        filename = _absolute(filename)
-        manager = CachingFileManager(Dataset, filename, mode="r", kwargs=kwargs)
-        store = cls(manager, filename, group, lock)
-        with close_on_error(store):
-            store.ds  # noqa: B018  (opens now: a missing dataset or group fails here, not at first read)
-        return store
-
-    @property
-    def ds(self) -> Dataset:
-        """The open group (reopened by the file manager when it was closed)."""
-        node: Dataset = self._manager.acquire()
-        for name in self._group:
-            try:
-                node = node.groups[name]
-            except KeyError:
-                raise GroupNotFoundError(f"group not found: {'/'.join(self._group)!r} in {self._filename}") from None
-        return node
-
-    def get_child_store(self, group: str) -> NczarrDataStore:
-        """The store of ``group`` (a path relative to this store's group) on the same dataset."""
-        return type(self)(self._manager, self._filename, "/".join((*self._group, group)), self.lock)
-
-    def group_paths(self) -> Iterator[str]:
-        """The paths of this group (``/``) and of every group below it, relative to it, parents first."""
-        pending: list[tuple[str, Dataset]] = [("/", self.ds)]
-        while pending:
-            path, node = pending.pop(0)
-            yield path
-            pending.extend((f"{path.rstrip('/')}/{name}", child) for name, child in node.groups.items())
-
-    def variable(self, name: str) -> Variable:
-        """The variable ``name`` of the group, reading stored values as they are."""
-        variable = self.ds.variables[name]
-        variable.set_auto_maskandscale(False)
-        variable.set_auto_chartostring(False)
-        return variable
-
-    def open_store_variable(self, name: str, variable: Variable) -> XrVariable:
-        """The lazy xarray variable of ``variable`` with its raw attributes and its encoding."""
-        data = indexing.LazilyIndexedArray(NczarrArray(name, self))
-        attributes = {key: variable.getncattr(key) for key in variable.ncattrs()}
-        if "_FillValue" not in attributes and _fill_value_is_fill(variable):
-            # xarray's zarr engine: a v2 array's fill_value is its _FillValue (netCDF4, and
-            # the Dataset, show only a _FillValue attribute, as netcdf-c does)
-            fill = variable.get_fill_value()
-            if fill is not None:
-                attributes["_FillValue"] = fill
-        if data.dtype.kind == "S" and "_FillValue" in attributes:
-            attributes["_FillValue"] = np.bytes_(attributes["_FillValue"])  # xarray's char fill is bytes
-        encoding = _encoding(variable)
-        if "least_significant_digit" in attributes:
-            encoding["least_significant_digit"] = attributes.pop("least_significant_digit")
-        encoding["source"] = self._filename
-        encoding["original_shape"] = data.shape
-        return XrVariable(variable.dimensions, data, attributes, encoding)
-
-    def get_variables(self) -> Mapping[str, XrVariable]:
-        return FrozenDict((name, self.open_store_variable(name, v)) for name, v in self.ds.variables.items())
-
-    def get_attrs(self) -> Mapping[str, object]:
-        group = self.ds
-        return FrozenDict((key, group.getncattr(key)) for key in group.ncattrs())
-
-    def get_dimensions(self) -> Mapping[str, int]:
-        return FrozenDict((name, len(dimension)) for name, dimension in self.ds.dimensions.items())
-
-    def get_encoding(self) -> dict[str, set[str]]:
-        return {"unlimited_dims": {name for name, d in self.ds.dimensions.items() if d.isunlimited()}}
-
-    def close(self, needs_lock: bool = True) -> None:
-        self._manager.close(needs_lock)
-
-
-def _absolute(filename: str | os.PathLike[str]) -> str:
-    """A local path made absolute (a worker may run elsewhere); a URL as it is."""
-    name = os.fspath(filename)
-    return name if "://" in name else os.path.abspath(os.path.expanduser(name))
-
-
-def _group_path(group: str | None) -> tuple[str, ...]:
-    return tuple(part for part in (group or "").split("/") if part)
-
-
-def _fill_value_is_fill(variable: Variable) -> bool:
-    """Whether the variable's array is pure Zarr v2 (xarray's v2 convention)."""
-    convention = getattr(variable._grp._shared.session, "convention", None)
-    return getattr(convention, "name", None) == "ZARR_V2"
-
-
-def _encoding(variable: Variable) -> dict[str, object]:
-    """netCDF4's encoding of a variable: dtype (``str`` for strings; an enum's with its
-    members), filters, chunking."""
-    encoding: dict[str, object] = {"dtype": variable.dtype}
-    datatype = variable.datatype
-    if isinstance(datatype, EnumType):
-        encoding["dtype"] = np.dtype(datatype.dtype, metadata={"enum": datatype.enum_dict, "enum_name": datatype.name})
-    filters = variable.filters()
-    if filters is not None:
-        encoding.update(filters)
-    chunking = variable.chunking()
-    if chunking == "contiguous":
-        encoding.update(contiguous=True, chunksizes=None)
-    elif chunking is not None:
-        encoding.update(
-            contiguous=False,
-            chunksizes=tuple(chunking),
-            preferred_chunks=dict(zip(variable.dimensions, chunking)),
-        )
-    return encoding
 
 
 def _claims(path: str) -> bool:
@@ -215,6 +45,20 @@ def _claims(path: str) -> bool:
         if not (os.path.isdir(location.target) or (location.zip and os.path.isfile(location.target))):
             return False
         store = ZipStore(location.target, "r") if location.zip else open_store(location.target, "r")
+        try:
+            return detect(store).name in _CLAIMED_CONVENTIONS
+        finally:
+            store.close()
+    return False
+
+
+def _claims_mapper(mapper: object) -> bool:
+    """Whether ``mapper`` is an fsspec mapper onto an NCZarr dataset."""
+    fs, root = getattr(mapper, "fs", None), getattr(mapper, "root", None)
+    if fs is None or not isinstance(root, str):
+        return False
+    with suppress(Exception):  # whatever is not readable as a store is not ours
+        store = FsspecStore(fs, read_only=True, path=root)
         try:
             return detect(store).name in _CLAIMED_CONVENTIONS
         finally:
@@ -244,16 +88,34 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
         "group",
         "storage_options",
         "lock",
+        "auto_complex",
     )
 
     def guess_can_open(self, filename_or_obj: object) -> bool:
-        if not isinstance(filename_or_obj, str | os.PathLike):
-            return False
-        return _claims(os.fspath(filename_or_obj))
+        if isinstance(filename_or_obj, str | os.PathLike):
+            return _claims(os.fspath(filename_or_obj))
+        return _claims_mapper(filename_or_obj)
 
-    def open_dataset(  # type: ignore[override]  # xarray's signature takes **kwargs
+    @staticmethod
+    def open_store(
+        filename_or_obj: object,
+        mode: str = "r",
+        *,
+        format: str | None = None,
+        group: str | None = None,
+        storage_options: Mapping[str, object] | None = None,
+        lock: AbstractContextManager[object] | None = None,
+    ) -> NczarrDataStore:
+        """The data store the engine reads and ``to_nczarr`` writes (an xarray
+        ``AbstractWritableDataStore``), as xarray's own stores open:
+        ``NczarrBackendEntrypoint.open_store("out.zarr", mode="w")``."""
+        return NczarrDataStore.open(
+            filename_or_obj, mode, format=format, group=group, storage_options=storage_options, lock=lock
+        )
+
+    def open_dataset(
         self,
-        filename_or_obj: str | os.PathLike[str],
+        filename_or_obj: object,
         *,
         mask_and_scale: bool = True,
         decode_times: bool = True,
@@ -265,16 +127,19 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
         group: str | None = None,
         storage_options: Mapping[str, object] | None = None,
         lock: AbstractContextManager[object] | None = None,
+        auto_complex: bool | None = None,
     ) -> xr.Dataset:
-        store = NczarrDataStore.open(filename_or_obj, group=group, storage_options=storage_options, lock=lock)
+        store = NczarrDataStore.open(
+            filename_or_obj, "r", group=group, storage_options=storage_options, lock=lock, auto_complex=auto_complex
+        )
         decoders = _Decoders(
             mask_and_scale, decode_times, concat_characters, decode_coords, drop_variables, use_cftime, decode_timedelta
         )
         return decoders.open(store)
 
-    def open_groups_as_dict(  # type: ignore[override]  # xarray's signature takes **kwargs
+    def open_groups_as_dict(
         self,
-        filename_or_obj: str | os.PathLike[str],
+        filename_or_obj: object,
         *,
         mask_and_scale: bool = True,
         decode_times: bool = True,
@@ -286,9 +151,12 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
         group: str | None = None,
         storage_options: Mapping[str, object] | None = None,
         lock: AbstractContextManager[object] | None = None,
+        auto_complex: bool | None = None,
     ) -> dict[str, xr.Dataset]:
         """Every group at or below ``group``, by its path relative to ``group`` (``/`` first)."""
-        store = NczarrDataStore.open(filename_or_obj, group=group, storage_options=storage_options, lock=lock)
+        store = NczarrDataStore.open(
+            filename_or_obj, "r", group=group, storage_options=storage_options, lock=lock, auto_complex=auto_complex
+        )
         decoders = _Decoders(
             mask_and_scale, decode_times, concat_characters, decode_coords, drop_variables, use_cftime, decode_timedelta
         )
@@ -302,9 +170,9 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
             raise
         return groups
 
-    def open_datatree(  # type: ignore[override]  # xarray's signature takes **kwargs
+    def open_datatree(
         self,
-        filename_or_obj: str | os.PathLike[str],
+        filename_or_obj: object,
         *,
         mask_and_scale: bool = True,
         decode_times: bool = True,
@@ -316,6 +184,7 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
         group: str | None = None,
         storage_options: Mapping[str, object] | None = None,
         lock: AbstractContextManager[object] | None = None,
+        auto_complex: bool | None = None,
     ) -> xr.DataTree:
         groups = self.open_groups_as_dict(
             filename_or_obj,
@@ -329,6 +198,7 @@ class NczarrBackendEntrypoint(BackendEntrypoint):
             group=group,
             storage_options=storage_options,
             lock=lock,
+            auto_complex=auto_complex,
         )
         return datatree_from_dict_with_io_cleanup(groups)
 
