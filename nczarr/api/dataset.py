@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from nczarr.api import attributes as attrs
 from nczarr.api.dimension import Dimension
-from nczarr.api.filesession import SourceSession, read_only_file
+from nczarr.api.filesession import FileSession, FileTarget, Loaded, SourceSession, image_source, load_file
 from nczarr.api.handle import (
     ATTRIBUTE_NOT_FOUND,
     NAME_IN_USE,
@@ -35,7 +35,7 @@ from nczarr.api.handle import (
     set_attribute,
 )
 from nczarr.api.library import FLAGS
-from nczarr.api.location import parse_format
+from nczarr.api.location import ZARR_FORMATS, parse_format
 from nczarr.api.types import CompoundType, EnumType, VLType, bind, handle_for
 from nczarr.convert import sources
 from nczarr.errors import (
@@ -60,6 +60,7 @@ from nczarr.store import open_store
 from nczarr.store.base import Store
 from nczarr.store.lock import WriterLock, writer_lock
 from nczarr.store.memory import MemoryStore
+from nczarr.store.open import is_fsspec_object
 from nczarr.store.zip import ZipStore
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class Dataset:
     (``s3://...``, ``memory://...``) or a netcdf-c URL (``file:///p#mode=nczarr,file``);
     ``format`` is one of netCDF4's names (``NETCDF4``: the default convention;
     ``NETCDF4_CLASSIC`` and ``NETCDF3_*``: the classic data model) or one of nczarr's
-    conventions (``NCZARR``, the default, ``NCZARR_V2``, ``ZARR``, ``ZARR_V2``).
+    conventions (``NCZARR``, the default, ``NCZARR_V2``, ``ZARR``, ``ZARR_V2``, ``ZARR_V3_DRAFT``).
 
     A dataset open for writing in a local store holds the store's writer lock until it is
     closed; another writer waits up to ``lock_timeout`` seconds (default 10, or
@@ -120,16 +121,14 @@ class Dataset:
     ) -> None:
         if mode not in _MODES:
             raise ArgumentError(f"mode must be 'w', 'x', 'r', 'a' or 'r+', got '{mode}'")
-        if memory is not None:
-            raise ArgumentError(
-                "memory= (a netCDF file image in memory) is not supported by nczarr; "
-                "use diskless=True or a memory:// URL"
-            )
         if parallel:
             raise ArgumentError("parallel mode requires MPI enabled netcdf-c; nczarr has no MPI I/O")
         mode = mode.rstrip("s") or "r"
         if mode == "x":
             mode, clobber = "w", False
+        if is_fsspec_object(filename):  # a mapper or filesystem: its store, emptied for 'w'
+            store_mode = "w" if mode == "w" and clobber else "w-" if mode == "w" else mode
+            filename = open_store(filename, store_mode, storage_options=storage_options)
         if isinstance(filename, Store):
             display, location = repr(filename), Location(filename)  # type: ignore[arg-type]
         else:
@@ -137,18 +136,35 @@ class Dataset:
             location = parse_location(display, storage_options=storage_options)
         convention_name, data_model, model_name = parse_format(format, location)
         reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
-        file_kind = sources.file_kind(location.target)
+        if memory is not None and mode not in ("r", "w"):
+            raise ArgumentError("if memory kwarg specified, mode must be 'r' or 'w'")
+        file_kind = None if memory is not None else sources.file_kind(location.target)
         writer: WriterLock | None = None
-        if file_kind is not None and not (mode == "w" and _netcdf_file_target(location)):
-            read_only_file(display, mode)
-            source = sources.open_source(location.target)
-            session: Any = SourceSession(source)
+        persist_to: Callable[[], memoryview | None] | None = None
+        file_out: FileTarget | None = None
+        loaded: Loaded | None = None
+        if mode == "r" and (file_kind is not None or memory is not None):
+            if memory is not None:
+                source, cleanup = image_source(memory, display)
+            else:
+                source, cleanup = sources.open_source(location.target), None
+            session: Any = SourceSession(source, cleanup)
             tree = source.dataset
-            model_name, disk = source.data_model, ("NETCDF3" if file_kind == "netcdf3" else "HDF5")
-            persist_to = None
+            model_name = source.data_model
+            disk = _file_disk_format(model_name)
         else:
-            if mode == "w" and _netcdf_file_target(location):
-                store, persist_to = _file_target(location, display, clobber, model_name, format)
+            # a netCDF file (also a file image in memory) is built in memory, written at close
+            file_target = mode != "r" and (
+                memory is not None or (not location.mode and (file_kind is not None or _netcdf_file_target(location)))
+            )
+            if file_target:
+                if file_kind is None:
+                    mode = "w"  # netCDF4: 'a' and 'r+' on a missing file create it
+                store, file_out, writer, loaded = _file_target(
+                    location, display, mode, clobber, model_name, format, convention_name,
+                    image=memory is not None, diskless=diskless, persist=persist, timeout=lock_timeout,
+                )
+                persist_to = file_out
             else:
                 # one writer at a time, taken before 'w' replaces what is there
                 writer = None if mode == "r" or diskless else _writer_lock(location, lock_timeout)
@@ -159,29 +175,36 @@ class Dataset:
                         writer.release()
                     raise
             # writers no lock serialises (object stores) check that nobody changed the metadata
-            checks = writer is None and not diskless and persist_to is None
+            checks = writer is None and not diskless and persist_to is None and not file_target
+            session_class = FileSession if file_target else Session
             try:
                 stored = None if mode == "w" else stored_dataset(store, display, new_if_empty=mode in ("a", "r+"))
                 if stored is None:
                     convention = make_convention(convention_name, **location.convention_options(convention_name))
                     tree = ModelDataset("", data_model=data_model)
-                    session = Session.create(store, tree, convention, check_conflicts=checks)
-                    disk = _disk_format(convention_name)
+                    session = session_class.create(store, tree, convention, check_conflicts=checks)
+                    disk = _file_disk_format(model_name) if file_target else _disk_format(convention_name)
                 else:
                     convention, root = stored
                     if mode == "r":  # an update keeps the store's convention (netcdf-c's drops NCZarr's keys)
                         convention = location.reading(convention)
-                    session = Session.open(store, convention, read_only=mode == "r", root=root, check_conflicts=checks)
+                    session = session_class.open(store, convention, read_only=mode == "r", root=root, check_conflicts=checks)
                     tree = session.dataset
                     model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
                     disk = _disk_format(convention.name)
+                    if loaded is not None:
+                        model_name, disk = loaded.data_model, loaded.disk_format
+                        session.keep(loaded.storage)
+                if file_out is not None:
+                    file_out.session = session
             except BaseException:
                 store.close()
                 if writer is not None:
                     writer.release()
                 raise
         shared = Shared(session, display, model_name, disk, persist_to, writer)
-        if mode == "r" and not diskless:
+        shared.auto_complex = bool(auto_complex)
+        if mode == "r" and not diskless and memory is None:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
         self._load()
@@ -279,7 +302,7 @@ class Dataset:
 
     @property
     def auto_complex(self) -> bool:
-        return False
+        return self._shared.auto_complex
 
     @property
     def _ncstring_attrs__(self) -> bool:
@@ -298,11 +321,12 @@ class Dataset:
         with self._shared.lock:
             self._shared.session.sync()
 
-    def close(self) -> None:
-        """Write what changed and close the store; using the dataset afterwards is an error."""
+    def close(self) -> memoryview | None:
+        """Write what changed and close the store; using the dataset afterwards is an error.
+        A dataset created in memory (``memory=``) gives its netCDF file image, as netCDF4."""
         self._shared.check_open()
         with self._shared.lock:
-            self._shared.close()
+            return self._shared.close()
 
     def __enter__(self) -> Dataset:
         return self
@@ -462,7 +486,11 @@ class Dataset:
         from nczarr.api.variable import Variable
 
         group, name = self._parent_of(varname)
-        return Variable(group, name, datatype, dimensions, **kwargs)  # type: ignore[arg-type]
+        variable = Variable(group, name, datatype, dimensions, **kwargs)  # type: ignore[arg-type]
+        session = self._shared.session
+        if kwargs.get("contiguous") and isinstance(session, FileSession):
+            session.contiguous(variable._node)  # its Zarr array has one chunk; the file none
+        return variable
 
     def _parent_of(self, path: str) -> tuple[Dataset, str]:
         """The group that a ``createVariable`` path names (created if missing) and the name."""
@@ -605,7 +633,7 @@ class Dataset:
         from nczarr.api.generate import generate
 
         target = ncfilename if ncfilename is not None else os.path.splitext(os.fspath(cdlfilename))[0] + ".nc"
-        zarr_format = str(format).upper() in ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2")
+        zarr_format = str(format).upper() in ZARR_FORMATS
         generate(cdlfilename, target, kind=None if zarr_format else format, format=format if zarr_format else None)
         return Dataset(target, mode if not os.fspath(target).lower().endswith(NETCDF_FILE_SUFFIXES) else "r")
 
@@ -751,34 +779,50 @@ def _netcdf_file_target(location: Location) -> bool:
 
 
 def _file_target(
-    location: Location, display: str, clobber: bool, model_name: str, format: str
-) -> tuple[Store, Callable[[], None]]:
-    """A netCDF file to write: the dataset is built in memory and written at close as a
-    netCDF-3 file (the NETCDF3_* formats) or a netCDF-4 file (NETCDF4, NETCDF4_CLASSIC)."""
-    if str(format).upper() in ("NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"):
+    location: Location,
+    display: str,
+    mode: str,
+    clobber: bool,
+    model_name: str,
+    format: str,
+    convention: str,
+    *,
+    image: bool,
+    diskless: bool,
+    persist: bool,
+    timeout: float | None,
+) -> tuple[Store, FileTarget | None, WriterLock | None, Loaded | None]:
+    """A netCDF file to write (``'w'``) or update (``'a'``, ``'r+'``): the dataset is built in
+    a store in memory (an update's loaded from the file) and written at close as a netCDF-3
+    file (the NETCDF3_* formats) or a netCDF-4 file (NETCDF4, NETCDF4_CLASSIC), or returned
+    as a file image (``image``: ``memory=``); ``diskless`` without ``persist`` writes nothing.
+    Gives the store, what writes it out, the writer lock held (one writer at a time, taken
+    before anything is read or replaced) and, for an update, the file's data model and disk
+    format."""
+    if mode == "w" and str(format).upper() in ZARR_FORMATS:  # an update keeps the file's
         raise ArgumentError(
             f"{display!r} names a netCDF file; format {format!r} is a Zarr convention: "
             "give a directory or a .zip path for it"
         )
-    if not clobber and _taken(location):
+    if mode == "w" and not clobber and not image and _taken(location):
         raise StoreError(-35, "NetCDF: File exists && NC_NOCLOBBER", display)
-    if model_name.startswith("NETCDF3"):
-        from nczarr.convert.netcdf3 import write_netcdf3 as write
-    else:
-        from nczarr.convert.hdf5 import require_h5netcdf
-        from nczarr.convert.hdf5write import write_hdf5 as write
+    writes = image or not diskless or persist
+    writer = _writer_lock(location, timeout) if writes and not image else None
+    try:
+        loaded = None if mode == "w" else load_file(location.target, display, convention)
+        memory = MemoryStore() if loaded is None else loaded.store
+        model_name = model_name if loaded is None else loaded.data_model
+        out = FileTarget(memory, None if image else location.target, model_name) if writes else None
+    except BaseException:
+        if writer is not None:
+            writer.release()
+        raise
+    return memory, out, writer, loaded
 
-        require_h5netcdf()
-    memory = MemoryStore()
 
-    def write_out() -> None:
-        source = sources.zarr_source(memory)
-        try:
-            write(location.target, source, model_name)
-        finally:
-            source.close()
-
-    return memory, write_out
+def _file_disk_format(model_name: str) -> str:
+    """netCDF4's ``disk_format`` of a netCDF file of this data model."""
+    return "NETCDF3" if model_name.startswith("NETCDF3") else "HDF5"
 
 
 def _taken(location: Location) -> bool:

@@ -1,32 +1,190 @@
-"""Any :class:`~nczarr.values.source.DatasetSource` as the read-only session behind an API
-``Dataset``: what ``nczarr.Dataset('x.nc')`` reads a netCDF-3 or netCDF-4/HDF5 file through.
+"""netCDF-3 and netCDF-4/HDF5 files behind an API ``Dataset``.
 
-The API reads a session's variables through the part of the engine ``Array`` interface
-given here (``shape``, ``chunks``, ``get_orthogonal_selection``); ``SourceArray.raw`` tells it
-that the values are raw netCDF values already (no stored form to convert).
+Read (``nczarr.Dataset('x.nc')``, or a file image with ``memory=``): any
+:class:`~nczarr.values.source.DatasetSource` as a read-only session. The API reads a session's
+variables through the part of the engine ``Array`` interface given here (``shape``,
+``chunks``, ``get_orthogonal_selection``); ``SourceArray.raw`` tells it that the values are raw
+netCDF values already (no stored form to convert).
+
+Written (``'w'``) and updated (``'a'``, ``'r+'``): the dataset lives in a Zarr
+:class:`~nczarr.store.memory.MemoryStore` (an update loads the file into it, as ``nczarr
+copy`` does) and is written out whole at close, to a temporary file that then replaces the
+file, so that the file is either the old one or the new one, never a mix.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
-from nczarr.errors import ContainerError
+from nczarr.convert import sources
+from nczarr.convert.copy import CopyOptions, copy_source
+from nczarr.errors import ArgumentError, ContainerError
+from nczarr.formats.session import Session
 from nczarr.model import Dataset, Variable, resolve_dimension
+from nczarr.store.memory import MemoryStore
 from nczarr.values.indexing import Selector
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import VariableStorage
 
 
-def read_only_file(location: str | os.PathLike[str], mode: str) -> None:
-    """netCDF-3 and netCDF-4 files are opened read-only: other modes are refused clearly."""
-    if mode != "r":
-        raise ContainerError(
-            f"{os.fspath(location)!r} is a netCDF file: nczarr opens those read-only "
-            "(use 'nczarr copy' to make a Zarr dataset of it)"
-        )
+def image_source(memory: object, display: str) -> tuple[DatasetSource, Callable[[], None]]:
+    """A netCDF-3 or netCDF-4 file image (``memory=``: bytes-like) opened as a source, and
+    what removes the temporary copy it is read from once the source is closed."""
+    try:
+        data = memoryview(memory).tobytes()  # type: ignore[arg-type]
+    except TypeError:
+        raise ArgumentError(
+            f"memory= must hold a netCDF file image (bytes-like) to open {display!r}, "
+            f"not {type(memory).__name__}"
+        ) from None
+    handle, path = tempfile.mkstemp(prefix="nczarr-image-", suffix=".nc")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        if sources.file_kind(path) is None:
+            raise ContainerError(f"{display!r}: memory= holds no netCDF-3 or netCDF-4 file image")
+        source = sources.open_source(path)
+    except BaseException:
+        os.unlink(path)
+        raise
+    return source, lambda: Path(path).unlink(missing_ok=True)
+
+
+def file_writer(data_model: str) -> Callable[..., None]:
+    """The writer of a netCDF file of ``data_model`` (``write(path, source, data_model)``)."""
+    if data_model.startswith("NETCDF3"):
+        from nczarr.convert.netcdf3 import write_netcdf3
+
+        return write_netcdf3
+    from nczarr.convert.hdf5 import require_h5netcdf
+    from nczarr.convert.hdf5write import write_hdf5
+
+    require_h5netcdf()
+    return write_hdf5
+
+
+class FileSession(Session):
+    """The session of a netCDF file built in memory. It remembers the storage settings each
+    variable was defined with (or, for a file loaded to update, had in the file), which its
+    Zarr store cannot tell: no chunks asked for means netCDF4's contiguous layout."""
+
+    requested: dict[int, tuple[Variable, VariableStorage]]
+
+    def define(self, variable: Variable, storage: VariableStorage | None = None) -> None:
+        super().define(variable, storage)
+        self._requested()[id(variable)] = (variable, storage or VariableStorage())
+
+    def contiguous(self, variable: Variable) -> None:
+        """``variable`` was asked to be contiguous (no chunks in the file)."""
+        requested = self._requested()
+        if id(variable) in requested:
+            requested[id(variable)] = (variable, replace(requested[id(variable)][1], chunks=None))
+
+    def keep(self, storage: Mapping[str, VariableStorage]) -> None:
+        """The storage settings the loaded file's variables (by FQN) had."""
+        requested = self._requested()
+        for group in self.dataset.walk():
+            for variable in group.variables:
+                if variable.fqn in storage:
+                    requested[id(variable)] = (variable, storage[variable.fqn])
+
+    def file_storage(self, stored: Mapping[str, VariableStorage]) -> dict[str, VariableStorage]:
+        """The storage to write each variable with: as asked or loaded, by its FQN now (it
+        may have been renamed), else as ``stored`` (the Zarr store's)."""
+        storage = dict(stored)
+        for variable, setting in self._requested().values():
+            if variable.group is not None and variable.fqn in storage:
+                storage[variable.fqn] = setting
+        return storage
+
+    def _requested(self) -> dict[int, tuple[Variable, VariableStorage]]:
+        if "requested" not in self.__dict__:
+            self.requested = {}
+        return self.requested
+
+
+class FileTarget:
+    """Writes the dataset in a FileSession's memory store at close as a netCDF file of
+    ``data_model``: to ``target`` (atomically), or (``None``) to a file image it returns as
+    netCDF4 returns it."""
+
+    def __init__(self, memory: MemoryStore, target: str | None, data_model: str) -> None:
+        self.memory, self.target, self.data_model = memory, target, data_model
+        self.write = file_writer(data_model)
+        self.session: FileSession | None = None  # set once opened
+
+    def __call__(self) -> memoryview | None:
+        if self.target is not None:
+            self._write(self.target)
+            return None
+        folder = tempfile.mkdtemp(prefix="nczarr-image-")
+        try:
+            path = os.path.join(folder, "image.nc")
+            self._write(path)
+            return memoryview(Path(path).read_bytes())
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _write(self, path: str) -> None:
+        source = sources.zarr_source(self.memory)
+        try:
+            if self.data_model.startswith("NETCDF3") or self.session is None:
+                self.write(path, source, self.data_model)
+            else:
+                self.write(path, source, self.data_model, storage=self.session.file_storage(source.storage))
+        finally:
+            source.close()
+
+
+@dataclass
+class Loaded:
+    """A netCDF file loaded into a Zarr store in memory to update it."""
+
+    store: MemoryStore
+    data_model: str
+    disk_format: str
+    storage: dict[str, VariableStorage]  # the file's variables' storage settings, by FQN
+
+
+def load_file(path: str, display: str, convention: str) -> Loaded:
+    """The netCDF file at ``path`` loaded into a Zarr store in memory (``convention``) for an
+    update. What the file's writer could not write back is refused here, before anything
+    changes."""
+    source = sources.open_source(path)
+    try:
+        data_model = source.data_model
+        found = _update_problems(source, data_model)
+        if found:
+            raise ContainerError(
+                f"{display!r}: nczarr cannot write this file back, so it cannot update it "
+                "(open it with mode='r'):\n  " + "\n  ".join(found)
+            )
+        data: dict[str, bytes] = {}
+        copy_source(source, MemoryStore(data), CopyOptions(format=convention))
+        disk = "NETCDF3" if data_model.startswith("NETCDF3") else "HDF5"
+        return Loaded(MemoryStore(data), data_model, disk, dict(source.storage))
+    finally:
+        source.close()
+
+
+def _update_problems(source: DatasetSource, data_model: str) -> list[str]:
+    if data_model.startswith("NETCDF3"):
+        from nczarr.convert.netcdf3 import problems as netcdf3_problems
+
+        return netcdf3_problems(source.dataset, data_model)
+    from nczarr.convert.hdf5write import problems
+
+    found = problems(source.dataset, data_model, source.storage)
+    # the filters the reader found and the writer would leave out (Hdf5Reader.unsupported)
+    unsupported: Mapping[str, str] = getattr(source, "unsupported", {})
+    return found + [f"{fqn}: {what}, which nczarr does not write" for fqn, what in unsupported.items()]
 
 
 @dataclass
@@ -39,12 +197,17 @@ class _Closer:
     """The session's "store": closing it closes the source, once."""
 
     source: DatasetSource
+    cleanup: Callable[[], None] | None = None  # what removes a file image's temporary copy
     closed: bool = field(default=False)
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self.source.close()
+            try:
+                self.source.close()
+            finally:
+                if self.cleanup is not None:
+                    self.cleanup()
 
 
 class SourceArray:
@@ -96,11 +259,11 @@ class SourceSession:
 
     read_only = True
 
-    def __init__(self, source: DatasetSource) -> None:
+    def __init__(self, source: DatasetSource, cleanup: Callable[[], None] | None = None) -> None:
         self.source = source
         self.dataset: Dataset = source.dataset
         self.stored = _Stored(source.storage)
-        self.store = _Closer(source)
+        self.store = _Closer(source, cleanup)
         self._arrays: dict[str, SourceArray] = {}
 
     def array(self, variable: Variable) -> SourceArray:

@@ -46,7 +46,7 @@ class Shared:
         filename: str,
         data_model: str,
         disk_format: str,
-        persist: Callable[[], None] | None,
+        persist: Callable[[], memoryview | None] | None,
         writer: WriterLock | None = None,
     ) -> None:
         self.session = session
@@ -56,6 +56,7 @@ class Shared:
         self.disk_format = disk_format
         self.persist = persist
         self.fill_on = True
+        self.auto_complex = False  # netCDF4's complex numbers (variable.py)
         self.open = True
         self.lock = threading.RLock()
         self.reopen: dict[str, object] | None = None  # how a read-only dataset reopens (pickling)
@@ -73,14 +74,14 @@ class Shared:
         if self.session.read_only:
             raise DatasetStateError(READ_ONLY)
 
-    def close(self) -> None:
+    def close(self) -> memoryview | None:
+        """Write what changed and close; a file image made in memory is returned."""
         if not self.open:
-            return
+            return None
         self.open = False
         try:
             self.session.close()
-            if self.persist is not None:
-                self.persist()
+            return self.persist() if self.persist is not None else None
         finally:
             try:
                 self.session.store.close()

@@ -1,5 +1,7 @@
-"""netCDF-4 files written through h5netcdf (nczarr's optional extra ``hdf5``): a tree, its
-storage settings and values, as netCDF4 writes them; the file appears only when complete."""
+"""netCDF-4 files written through h5py (nczarr's optional extra ``hdf5``) as netcdf-c lays
+them out: a tree, its storage settings and values, as netCDF4 writes them; the file appears
+only when complete. Filters beyond deflate come from the ``hdf5plugin`` package, imported
+when a variable asks for one."""
 
 from __future__ import annotations
 
@@ -8,13 +10,13 @@ import logging
 import math
 import os
 import tempfile
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from nczarr._version import __version__
 from nczarr.convert.hdf5 import NON_COORD, VARIABLE_ITEMSIZE, require_h5netcdf
 from nczarr.errors import ArgumentError, Hdf5Error
 from nczarr.formats import FormatError
@@ -39,7 +41,10 @@ from nczarr.values.source import DatasetSource
 from nczarr.values.storage import (
     BLOSC_CODES,
     HDF5_BLOSC,
+    HDF5_BZIP2,
+    HDF5_DEFLATE,
     HDF5_FILTER_OF,
+    HDF5_ZSTD,
     VariableStorage,
     netcdf_chunks,
 )
@@ -56,6 +61,13 @@ from nczarr.values.types import (
 
 log = logging.getLogger(__name__)
 
+#: netcdf-c's NAME of a dimension scale that is no variable (followed by the size, ``%10d``).
+_NOT_A_VARIABLE = "This is a netCDF dimension but not a netCDF variable."
+#: hdf5plugin's names of the filters nczarr writes besides deflate.
+_PLUGIN_NAMES = {HDF5_BZIP2: "bzip2", HDF5_ZSTD: "zstd", HDF5_BLOSC: "blosc"}
+_PLUGIN_HINT = "pip install hdf5plugin"
+
+
 def write_hdf5(
     path: str | os.PathLike[str],
     source: DatasetSource,
@@ -64,19 +76,22 @@ def write_hdf5(
     chunking: Callable[[Variable], tuple[int, ...] | None] | None = None,
     progress: Callable[[int], None] | None = None,
     max_memory: int = 64 << 20,
+    storage: Mapping[str, VariableStorage] | None = None,
 ) -> None:
     """Write ``source`` as a netCDF-4 file at ``path`` (``data_model`` ``NETCDF4`` or
     ``NETCDF4_CLASSIC``), its data block by block in at most about ``max_memory`` bytes.
 
     ``chunking`` may give a variable's chunk shape (None: the source's, else netcdf-c's
-    default when chunks are needed); ``progress`` is called with the number of values of
-    each block written. What h5netcdf cannot write (opaque types, vlens of user types,
-    compounds of user types, filters HDF5 has no plugin for) is refused before anything is
-    written; the file appears only when it is complete."""
-    h5netcdf, h5py = require_h5netcdf()
+    default when chunks are needed); ``storage`` the storage settings of variables by FQN
+    (default: the source's); ``progress`` is called with the number of values of each block
+    written. What cannot be written (vlens of strings or of vlens, filters HDF5 has no plugin
+    for) is refused before anything is written; the file appears (atomically replacing what
+    was there) only when it is complete."""
+    _h5netcdf, h5py = require_h5netcdf()
     if data_model not in ("NETCDF4", "NETCDF4_CLASSIC"):
         raise ArgumentError(f"data_model must be 'NETCDF4' or 'NETCDF4_CLASSIC', not {data_model!r}")
-    found = problems(source.dataset, data_model, source.storage)
+    settings = source.storage if storage is None else storage
+    found = problems(source.dataset, data_model, settings)
     if found:
         raise FormatError(f"cannot write {os.fspath(path)} as {data_model}:\n  " + "\n  ".join(found))
     target = Path(path)
@@ -88,11 +103,7 @@ def write_hdf5(
     try:
         # HDF5 1.8 to 1.10 object formats, as netcdf-c writes, so older readers open the file
         with h5py.File(temporary, "w", track_order=True, libver=("v108", "v110")) as h5file:
-            nc = h5netcdf.File(h5file, "w", format=data_model)
-            try:
-                _Writer(h5py, h5file, source, chunking, progress, max_memory).write(nc)
-            finally:  # before h5py closes the file h5netcdf writes to
-                nc.close()
+            _Writer(h5py, h5file, source, data_model, settings, chunking, progress, max_memory).write()
         replace_file(temporary, os.fspath(target))  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -113,103 +124,173 @@ def problems(
     resolver = Resolver()
     for group in dataset.walk():
         for tp in group.types:
-            if isinstance(tp, OpaqueType):
-                found.append(f"{tp.fqn}: h5netcdf cannot write opaque types")
-            elif isinstance(tp, VlenType) and tp.base is AtomicType.STRING:
+            if isinstance(tp, VlenType) and tp.base is AtomicType.STRING:
                 found.append(f"{tp.fqn}: h5py cannot write vlens of strings (NCZARR stores them)")
-            elif isinstance(tp, VlenType) and not isinstance(tp.base, AtomicType | CompoundType):
-                base = resolver.type(group, tp.base)
-                if not isinstance(base, CompoundType | VlenType):
-                    found.append(f"{tp.fqn}: h5netcdf writes vlen types of atomic, compound and vlen types only")
-            elif isinstance(tp, CompoundType):
-                for field in tp.fields:
-                    member = field.type if isinstance(field.type, AtomicType) else resolver.type(group, field.type)
-                    if not isinstance(member, AtomicType | CompoundType | VlenType):
-                        found.append(f"{tp.fqn}: field {field.name!r} is of an enum or opaque type, which is not written to HDF5")
+            elif isinstance(tp, VlenType) and isinstance(tp.base, str) and isinstance(resolver.type(group, tp.base), VlenType):
+                # h5py fails on their values, and crashes on a scalar's (h5py 3.16)
+                found.append(f"{tp.fqn}: h5py cannot write vlens of vlens to HDF5 (NCZARR stores them)")
         for variable in group.variables:
             for ref in variable.dimensions:
-                dimension = None if isinstance(ref, int) else resolver.dimension(group, ref)
-                if dimension is None or resolver.dimension(group, dimension.name) is not dimension:
-                    found.append(f"{variable.fqn}: dimension {ref!r} is not one h5netcdf can name from its group")
-            user_type = None if isinstance(variable.type, AtomicType) else resolver.type(group, variable.type)
-            if user_type is not None and user_type.group not in _lineage(group):
-                found.append(f"{variable.fqn}: type {user_type.fqn} is not of its group or a parent; h5netcdf needs that")
+                if isinstance(ref, int) or resolver.dimension(group, ref) is None:
+                    found.append(f"{variable.fqn}: dimension {ref!r} is not a named dimension of the dataset")
             compression = (storage or {}).get(variable.fqn, VariableStorage()).compression
-            if compression in HDF5_FILTER_OF and not h5py.h5z.filter_avail(HDF5_FILTER_OF[compression]):
-                found.append(f"{variable.fqn}: HDF5 has no {compression} filter here (install hdf5plugin)")
+            code = HDF5_FILTER_OF.get(compression or "")
+            if code is not None and not _filter_available(h5py, code):
+                found.append(
+                    f"{variable.fqn}: HDF5 has no {compression} filter here; install the "
+                    f"HDF5 plugins: {_PLUGIN_HINT}"
+                )
     return found
 
 
-def _lineage(group: Group) -> list[Group]:
-    """``group`` and the groups above it."""
-    found: list[Group] = []
-    current: Group | None = group
-    while current is not None:
-        found.append(current)
-        current = current.group
-    return found
+def _filter_available(h5py: Any, code: int) -> bool:
+    """Whether HDF5 (h5py's) has the filter ``code``, hdf5plugin's registered when needed.
+    Registered even when the HDF5 plugin path offers one: netCDF4 points that path at its
+    own plugins, built for another HDF5 library."""
+    if code == HDF5_DEFLATE:
+        return bool(h5py.h5z.filter_avail(code))
+    try:
+        import hdf5plugin
+    except ImportError:
+        return bool(h5py.h5z.filter_avail(code))
+    if code not in _REGISTERED:
+        hdf5plugin.register(_PLUGIN_NAMES[code], force=True)
+        _REGISTERED.add(code)
+    return bool(h5py.h5z.filter_avail(code))
+
+
+#: The filters this process registered from hdf5plugin.
+_REGISTERED: set[int] = set()
+
+
+def _nc_properties(h5py: Any) -> str:
+    """The provenance netcdf-c writes as ``_NCProperties`` (shown by ``ncdump -s``)."""
+    return f"version=2,nczarr={__version__},hdf5={h5py.version.hdf5_version},h5py={h5py.version.version}"
+
+
+def _char_attribute(h5py: Any, h5obj: Any, name: str, text: str) -> None:
+    """A text attribute as netcdf-c writes ``char`` ones: a fixed, NUL-terminated string."""
+    h5t, h5s, h5a = h5py.h5t, h5py.h5s, h5py.h5a
+    raw = text.encode("utf-8", "surrogateescape")
+    tid = h5t.C_S1.copy()
+    tid.set_size(max(1, len(raw)))
+    tid.set_strpad(h5t.STR_NULLTERM)
+    created = h5a.create(h5obj.id, name.encode("utf-8"), tid, h5s.create(h5s.SCALAR))
+    created.write(np.array(raw, dtype=f"S{max(1, len(raw))}"), mtype=tid)
 
 
 class _Writer:
-    """Writes one tree: the structure through h5netcdf, attributes with their exact netCDF
-    types through h5py, then the data block by block."""
+    """Writes one tree through h5py as netcdf-c lays it out: per group its named types,
+    dimension scales and variables in creation order, attributes with their exact netCDF
+    types; dimension scales are attached by reference (from any group) once every dataset
+    exists; then the data block by block."""
 
     def __init__(
         self,
         h5py: Any,
         h5file: Any,
         source: DatasetSource,
+        data_model: str,
+        storage: Mapping[str, VariableStorage],
         chunking: Callable[[Variable], tuple[int, ...] | None] | None,
         progress: Callable[[int], None] | None,
         max_memory: int,
     ) -> None:
         self.h5py, self.h5file, self.source = h5py, h5file, source
+        self.classic = data_model == "NETCDF4_CLASSIC"
+        self.storage = storage
         self.chunking, self.progress, self.max_memory = chunking, progress, max_memory
         self.resolver = Resolver()
-        self.types: dict[str, Any] = {}  # h5netcdf's user types by FQN
-        self.type_paths: dict[str, str] = {}  # their HDF5 paths
+        self.types: dict[str, Any] = {}  # committed HDF5 datatypes by FQN
+        self.dimids: dict[int, int] = {}  # netCDF dimension ids by id() of the dimension
+        self.scales: dict[int, Any] = {}  # the dimension scale of each dimension, by id()
         self.datasets: list[tuple[Variable, Any]] = []
+        self.attachments: list[tuple[Any, list[Dimension]]] = []
 
-    def write(self, nc: Any) -> None:
-        self._structure(self.source.dataset, nc)
+    def write(self) -> None:
+        h5file = self.h5file
+        _char_attribute(self.h5py, h5file, "_NCProperties", _nc_properties(self.h5py))
+        if self.classic:
+            h5file.attrs.create("_nc3_strict", np.int32(1))
+        for group in self.source.dataset.walk():  # netcdf-c numbers dimensions in this order
+            for dimension in group.dimensions:
+                self.dimids[id(dimension)] = len(self.dimids)
+        self._group(self.source.dataset, h5file)
+        for h5ds, dimensions in self.attachments:
+            for axis, dimension in enumerate(dimensions):
+                h5ds.dims[axis].attach_scale(self.scales[id(dimension)])
         for variable, h5ds in self.datasets:
             self._data(variable, h5ds)
 
-    def _structure(self, group: Group, nc: Any) -> None:
-        for dimension in group.dimensions:
-            nc.dimensions[dimension.name] = None if dimension.unlimited else dimension.size
-            if dimension.unlimited and dimension.size:
-                nc.resize_dimension(dimension.name, dimension.size)
+    def _group(self, group: Group, h5group: Any) -> None:
         for tp in group.types:
-            self.types[tp.fqn] = self._define_type(nc, tp)
-            self.type_paths[tp.fqn] = f"{nc.name.rstrip('/')}/{tp.name}"
+            if isinstance(tp, EnumType):  # h5py would order the members by name
+                tid = self.h5py.h5t.enum_create(self.h5py.h5t.py_create(value_dtype(tp)))
+                for member in tp.members:
+                    tid.enum_insert(member.name.encode("utf-8"), int(member.value))
+                tid.commit(h5group.id, tp.name.encode("utf-8"))
+            else:
+                h5group[tp.name] = self._h5_dtype(tp)
+            self.types[tp.fqn] = h5group[tp.name]
+        coordinates = {v.name for v in group.variables if self._coordinate_of(v) is not None}
+        for dimension in group.dimensions:
+            if dimension.name not in coordinates:
+                self._pure_scale(h5group, dimension)
         for variable in group.variables:
-            self._define_variable(nc, variable)
-        self._attributes(self.h5file[nc.name], group, group)
+            self._define_variable(h5group, variable)
+        self._attributes(h5group, group, group)
         for subgroup in group.groups:
-            self._structure(subgroup, nc.create_group(subgroup.name))
+            self._group(subgroup, h5group.create_group(subgroup.name, track_order=True))
 
-    def _define_type(self, nc: Any, tp: UserType) -> Any:
-        if isinstance(tp, EnumType):
-            return nc.create_enumtype(value_dtype(tp), tp.name, {m.name: m.value for m in tp.members})
-        if isinstance(tp, VlenType):
-            return nc.create_vltype(self.h5py.check_vlen_dtype(self._h5_dtype(tp)), tp.name)
-        assert isinstance(tp, CompoundType)  # problems() refused opaque types
-        return nc.create_cmptype(self._h5_dtype(tp), tp.name)
+    def _coordinate_of(self, variable: Variable) -> Dimension | None:
+        """The dimension ``variable`` is the coordinate variable of (netcdf-c: same name as a
+        dimension of its group, which is its first dimension), else None."""
+        group = variable.group
+        own = next((d for d in group.dimensions if d.name == variable.name), None) if group else None
+        if own is None or not variable.dimensions or group is None:
+            return None
+        first = variable.dimensions[0]
+        return own if not isinstance(first, int) and self.resolver.dimension(group, first) is own else None
+
+    def _pure_scale(self, h5group: Any, dimension: Dimension) -> None:
+        """A dimension without coordinate variable: an empty dataset netcdf-c marks as such."""
+        size = dimension.size
+        options: dict[str, Any] = {"maxshape": (None,), "chunks": (1,)} if dimension.unlimited else {}
+        h5ds = h5group.create_dataset(dimension.name, (size,), dtype=">f4", track_order=True, **options)
+        h5ds.make_scale(f"{_NOT_A_VARIABLE}{size:10d}")
+        h5ds.attrs.create("_Netcdf4Dimid", np.int32(self.dimids[id(dimension)]))
+        self.scales[id(dimension)] = h5ds
 
     def _h5_dtype(self, tp: AtomicType | UserType) -> np.dtype:
-        """The dtype h5py stores values of ``tp`` as: numbers little-endian, strings and vlens
-        with h5py's markers, compounds C-aligned without trailing padding (as h5netcdf
-        commits them, so that a compound field is equal to the type it names)."""
+        """The dtype h5py stores values of ``tp`` as: numbers little-endian, strings, enums
+        and vlens with h5py's markers, opaques as ``V<size>``, compounds C-aligned (so that a
+        compound field is equal to the type it names)."""
         if tp is AtomicType.STRING:
             return np.dtype(self.h5py.string_dtype())
-        if isinstance(tp, AtomicType | EnumType):
+        if isinstance(tp, EnumType):
+            return np.dtype(self.h5py.enum_dtype({m.name: m.value for m in tp.members}, basetype=value_dtype(tp)))
+        if isinstance(tp, AtomicType):
             return value_dtype(tp)
+        if isinstance(tp, OpaqueType):
+            return np.dtype(f"V{tp.size}")
         if isinstance(tp, VlenType):
             return np.dtype(self.h5py.vlen_dtype(self._h5_dtype(self._member(tp, tp.base))))
         assert isinstance(tp, CompoundType)
         if not has_record_encoding(tp, resolver=self.resolver):
-            return compound_dtype(tp, resolver=self.resolver)
+            aligned = compound_dtype(tp, resolver=self.resolver)
+            members = [self._member(tp, f.type) for f in tp.fields]
+            if not any(isinstance(m, EnumType | OpaqueType | CompoundType) for m in members):
+                return aligned
+            # enum and opaque fields as HDF5 enums and opaques (h5py's markers), at the same offsets
+            assert aligned.fields is not None
+            return np.dtype({
+                "names": [f.name for f in tp.fields],
+                "formats": [
+                    (self._h5_dtype(m), tuple(f.shape)) if f.shape else self._h5_dtype(m) for f, m in zip(tp.fields, members)
+                ],
+                "offsets": [aligned.fields[f.name][1] for f in tp.fields],
+                "itemsize": aligned.itemsize,
+            })
         # packed: h5py cannot convert vlens inside padded records (netcdf-c matches a field's
         # type to the committed one by their native forms, which it aligns again)
         fields = [(f.name, self._h5_dtype(self._member(tp, f.type)), f.shape) for f in tp.fields]
@@ -228,53 +309,55 @@ class _Writer:
         assert found is not None, ref  # problems() refused the others
         return found
 
-    def _define_variable(self, nc: Any, variable: Variable) -> None:
+    def _define_variable(self, h5group: Any, variable: Variable) -> None:
         group = variable.group
         assert group is not None
-        storage = self.source.storage.get(variable.fqn, VariableStorage())
+        storage = self.storage.get(variable.fqn, VariableStorage())
         dimensions = [self._dimension(group, ref) for ref in variable.dimensions]
         type = variable.type
         kwargs: dict[str, Any] = {}
-        fill = fill_attribute(variable)
+        fill: Any = fill_attribute(variable)
         if isinstance(type, AtomicType):
             if type is AtomicType.STRING:
                 dtype: Any = self.h5py.string_dtype()
+                fill = DEFAULT_FILL[type] if fill is None else fill
             elif type is AtomicType.CHAR:
                 dtype = np.dtype("S1")
-                fill = None if fill is None else fill.encode("utf-8", "surrogateescape")[:1]
+                fill = (b"\0" if fill is None else fill.encode("utf-8", "surrogateescape")[:1])
             else:
                 dtype = numpy_dtype(type, "big" if storage.endian == "big" else "little")
-            if fill is None:
-                fill = b"\0" if type is AtomicType.CHAR else DEFAULT_FILL[type]
+                fill = DEFAULT_FILL[type] if fill is None else fill
+            fill = None if fill is None else np.array(fill, dtype)
         else:
             tp = self._user_type(group, type)
             dtype = self.types[tp.fqn]
-            if isinstance(tp, CompoundType) and has_record_encoding(tp, resolver=self.resolver):
+            if isinstance(tp, CompoundType | VlenType) and has_record_encoding(tp, resolver=self.resolver):
                 # records holding strings or vlens: HDF5's zero fill (NULL strings, empty vlens);
                 # h5py corrupts a fill value holding vlens. _FillValue stays an attribute.
                 fill = None
-            elif fill is None and isinstance(tp, CompoundType):
-                fill = np.zeros((), compound_dtype(tp))
-                if fill.dtype.names == ("r", "i") and fill.dtype["r"] == fill.dtype["i"] and fill.dtype["r"].kind == "f":
-                    fill = np.zeros((), f"c{fill.dtype.itemsize}")  # h5py holds such a compound as complex
-            elif fill is None and isinstance(tp, EnumType):
-                fill = default_fill(value_dtype(tp))
+            elif isinstance(tp, VlenType | OpaqueType):
+                fill = None  # HDF5's zero fill: netcdf-c's default for these
+            elif isinstance(tp, EnumType):
+                fill = np.array(default_fill(value_dtype(tp)) if fill is None else fill, dtype.dtype)
+            else:
+                fill = np.zeros((), dtype.dtype) if fill is None else _user_values(tp, [fill]).astype(dtype.dtype)[0]
         if not storage.fill and np.dtype(getattr(dtype, "dtype", dtype)).hasobject:
             pass  # HDF5 refuses "never fill" for strings and vlens; netcdf-c does not ask it
         elif not storage.fill:
             fill = None
             kwargs["fill_time"] = "never"
-        if storage.compression == "zlib":
-            kwargs.update(compression="gzip", compression_opts=storage.complevel)
-        elif storage.compression == "zstd" or storage.compression == "bzip2":
-            kwargs.update(compression=HDF5_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
-        elif storage.compression is not None:
-            blosc = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, BLOSC_CODES[storage.compression])
-            kwargs.update(compression=HDF5_BLOSC, compression_opts=blosc)
-        if storage.shuffle:
-            kwargs["shuffle"] = True
-        if storage.fletcher32:
-            kwargs["fletcher32"] = True
+        if dimensions:  # HDF5 filters only chunked data; a scalar is never chunked
+            if storage.compression == "zlib":
+                kwargs.update(compression="gzip", compression_opts=storage.complevel)
+            elif storage.compression == "zstd" or storage.compression == "bzip2":
+                kwargs.update(compression=HDF5_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
+            elif storage.compression is not None:
+                blosc = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, BLOSC_CODES[storage.compression])
+                kwargs.update(compression=HDF5_BLOSC, compression_opts=blosc)
+            if storage.shuffle:
+                kwargs["shuffle"] = True
+            if storage.fletcher32:
+                kwargs["fletcher32"] = True
         chunks = self.chunking(variable) if self.chunking is not None else None
         chunks = chunks or (storage.chunks if storage.chunks and len(storage.chunks) == len(dimensions) else None)
         unlimited = [d.unlimited for d in dimensions]
@@ -282,48 +365,40 @@ class _Writer:
             itemsize = np.dtype(getattr(dtype, "dtype", dtype)).itemsize
             chunks = netcdf_chunks([d.size for d in dimensions], unlimited, itemsize)
         if chunks:  # HDF5 wants chunks no larger than a fixed dimension
-            chunks = tuple(c if u else max(1, min(c, d.size)) for c, u, d in zip(chunks, unlimited, dimensions))
-        else:
-            chunks = None
-        # h5netcdf makes these with neither fill value nor filters; they are made again below
-        remade: Any = None
-        if not isinstance(type, AtomicType) and isinstance(self._user_type(group, type), EnumType):
-            remade = self.h5file[self.type_paths[self._user_type(group, type).fqn]]
-        elif type is AtomicType.CHAR and nc.data_model == "NETCDF4_CLASSIC":
-            remade = np.dtype("S1")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # h5netcdf's warnings about enum fill values
-            nc.create_variable(
-                variable.name,
-                tuple(d.name for d in dimensions),
-                dtype=dtype,
-                fillvalue=None if remade is not None else fill,
-                chunks=chunks,
-                **kwargs,
-            )
-        h5group = self.h5file[nc.name]
-        h5ds = h5group[variable.name if variable.name in h5group else NON_COORD + variable.name]
-        if remade is not None and variable.name not in {d.name for d in dimensions}:
-            options = dict(kwargs, fillvalue=fill, chunks=chunks)
-            if any(unlimited):  # h5py would chunk a variable with any maxshape
-                options["maxshape"] = tuple(None if u else n for u, n in zip(unlimited, h5ds.shape))
-            h5ds = _recreate(h5group, h5ds, remade, options)
-        if "_FillValue" in h5ds.attrs:  # h5netcdf's; the source's attributes follow in order
-            del h5ds.attrs["_FillValue"]
+            kwargs["chunks"] = tuple(c if u else max(1, min(c, d.size)) for c, u, d in zip(chunks, unlimited, dimensions))
+        if any(unlimited):
+            kwargs["maxshape"] = tuple(None if u else d.size for u, d in zip(unlimited, dimensions))
+        coordinate = self._coordinate_of(variable)
+        clash = coordinate is None and any(d.name == variable.name for d in group.dimensions)
+        name = NON_COORD + variable.name if clash else variable.name
+        shape = tuple(d.size for d in dimensions)
+        try:
+            h5ds = h5group.create_dataset(name, shape, dtype=dtype, fillvalue=fill, track_order=True, **kwargs)
+        except ValueError as error:
+            if storage.compression in (None, "zlib"):
+                raise
+            # Blosc's filter calls HDF5 back: it fails when another HDF5 library loaded it
+            raise Hdf5Error(
+                f"{variable.fqn}: HDF5's {storage.compression} filter failed ({error}); netCDF4 loading "
+                "its own HDF5 plugins in this process (NCZarr through netCDF4) is known to cause this"
+            ) from error
+        if dimensions:  # netcdf-c's dimension ids: a variable's dimensions in any group
+            ids = [self.dimids[id(d)] for d in dimensions]
+            h5ds.attrs.create("_Netcdf4Coordinates", np.array(ids, np.int32))
+        if coordinate is not None:
+            h5ds.make_scale(variable.name)
+            h5ds.attrs.create("_Netcdf4Dimid", np.int32(self.dimids[id(coordinate)]))
+            self.scales[id(coordinate)] = h5ds
+        if dimensions and coordinate is None:  # a scale takes no scales: _Netcdf4Coordinates names them
+            self.attachments.append((h5ds, dimensions))
         self._attributes(h5ds, variable, group)
         self.datasets.append((variable, h5ds))
 
     def _attributes(self, h5obj: Any, owner: Group | Variable, scope: Group) -> None:
-        h5t, h5s, h5a = self.h5py.h5t, self.h5py.h5s, self.h5py.h5a
         for attribute in owner.attributes:
             name, type, values = attribute.name, attribute.type, attribute.values
             if type is AtomicType.CHAR:
-                raw = str(values).encode("utf-8", "surrogateescape")
-                tid = h5t.C_S1.copy()
-                tid.set_size(max(1, len(raw)))
-                tid.set_strpad(h5t.STR_NULLTERM)
-                created = h5a.create(h5obj.id, name.encode("utf-8"), tid, h5s.create(h5s.SCALAR))
-                created.write(np.array(raw, dtype=f"S{max(1, len(raw))}"), mtype=tid)
+                _char_attribute(self.h5py, h5obj, name, str(values))
             elif type is AtomicType.STRING:
                 text = np.array(list(values), dtype=self.h5py.string_dtype("utf-8"))
                 h5obj.attrs.create(name, text, shape=text.shape)
@@ -331,7 +406,7 @@ class _Writer:
                 h5obj.attrs.create(name, np.array(values, dtype=numpy_dtype(type)))
             else:
                 tp = self._user_type(scope, type)
-                committed = self.h5file[self.type_paths[tp.fqn]]
+                committed = self.types[tp.fqn]
                 if isinstance(tp, CompoundType | VlenType) and has_record_encoding(tp, resolver=self.resolver):
                     given = np.empty(len(values), object)
                     for i, value in enumerate(values):
@@ -422,24 +497,6 @@ def _h5_values(values: np.ndarray, dtype: np.dtype, h5py: Any) -> np.ndarray:
     return out
 
 
-def _recreate(h5group: Any, h5ds: Any, datatype: Any, options: dict[str, Any]) -> Any:
-    """``h5ds`` made again with these creation options (fill value, chunks, filters), its
-    dimension scales and netCDF dimension ids kept."""
-    name = h5ds.name.rsplit("/", 1)[1]
-    scales = [h5ds.dims[i][0] for i in range(h5ds.ndim)]
-    kept = {key: h5ds.attrs[key] for key in ("_Netcdf4Coordinates", "_Netcdf4Dimid") if key in h5ds.attrs}
-    for i, scale in enumerate(scales):
-        h5ds.dims[i].detach_scale(scale)
-    shape = h5ds.shape
-    del h5group[name]
-    new = h5group.create_dataset(name, shape, dtype=datatype, track_order=True, **options)
-    for i, scale in enumerate(scales):
-        new.dims[i].attach_scale(scale)
-    for key, value in kept.items():
-        new.attrs[key] = value
-    return new
-
-
 def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
     """Model values of a user-typed attribute as an array h5py writes."""
     if isinstance(tp, EnumType):
@@ -449,7 +506,9 @@ def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
         for i, value in enumerate(values):
             array[i] = np.array(value, dtype=element_dtype(tp, packed=False))
         return array
-    assert isinstance(tp, CompoundType)  # problems() refused opaque types
+    if isinstance(tp, OpaqueType):
+        return np.array([bytes(v).ljust(tp.size, b"\0") for v in values], dtype=f"V{tp.size}")
+    assert isinstance(tp, CompoundType)
     dtype = compound_dtype(tp)
     return np.array([_record(v, dtype) for v in values], dtype=dtype)
 
