@@ -266,7 +266,10 @@ def test_ctrl_c_exits_130_and_leaves_nothing(target: str, slow_source: Path, tmp
     folder.mkdir()
     kind = ["-k", "nc4"] if target.endswith(".nc") else []
     command = [sys.executable, "-m", "nczarr.cli", "copy", "-d", "9", *kind, str(slow_source), target]
-    process = subprocess.Popen(command, cwd=folder, stderr=subprocess.PIPE, text=True)
+    # one thread and the standard library's zlib: the fast deflate libraries on every core
+    # finish the copy before it can be interrupted
+    slow = {**os.environ, "NCZARR_THREADS": "1", "NCZARR_DEFLATE": "zlib"}
+    process = subprocess.Popen(command, cwd=folder, stderr=subprocess.PIPE, text=True, env=slow)
     deadline = time.monotonic() + 60
     while not any(folder.iterdir()) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)  # until it writes

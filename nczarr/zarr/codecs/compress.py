@@ -1,31 +1,33 @@
 """Bytes-to-bytes codecs implemented here for speed: zlib, gzip, zstd, blosc, shuffle and
 crc32c. Each serves its v3 name and, where numcodecs has the same codec, the v2 id and the
 ``numcodecs.*`` v3 name. The compressors run in C with the GIL released, so an Array's
-thread pool compresses chunks in parallel."""
+thread pool compresses chunks in parallel; zlib and gzip go through the fastest deflate
+library installed (``fastzlib``)."""
 
 from __future__ import annotations
 
 import functools
 import logging
 import re
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+import numcodecs.blosc
 import numcodecs.zstd
 import numpy as np
 from numcodecs.blosc import Blosc
 from numcodecs.zstd import Zstd
 
+from nczarr import config
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
+from nczarr.zarr.codecs import fastzlib
 from nczarr.zarr.codecs.base import (
     Codec,
     Kind,
     as_buffer,
     byte_view,
-    decompress_bounded,
     missing_package,
     output_limit,
     register,
@@ -33,15 +35,6 @@ from nczarr.zarr.codecs.base import (
 )
 
 logger = logging.getLogger(__name__)
-
-# 32 + 15: inflate accepts a zlib or a gzip header, so either codec reads the other's data.
-_ANY_DEFLATE_HEADER = 47
-_GZIP_WBITS = 31
-
-
-def _inflater() -> zlib._Decompress:
-    return zlib.decompressobj(_ANY_DEFLATE_HEADER)
-
 
 @dataclass(frozen=True, kw_only=True)
 class ZlibCodec(Codec):
@@ -56,12 +49,14 @@ class ZlibCodec(Codec):
     def __post_init__(self) -> None:
         self.check_int("level", self.level, self.MIN_LEVEL, 9)
 
-    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
-        return zlib.compress(as_buffer(data), self.level)
+    #: Whether the stream has a gzip header (else zlib's); decoding accepts either.
+    GZIP: ClassVar[bool] = False
 
-    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> bytes:
-        limit = output_limit(spec, max_size)
-        return decompress_bounded(self.name, _inflater, as_buffer(data), limit)
+    def encode(self, data: ChunkData, spec: ChunkSpec) -> Buffer:
+        return fastzlib.compress(as_buffer(data), self.level, self.GZIP)
+
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
+        return fastzlib.decompress(self.name, as_buffer(data), output_limit(spec, max_size))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,10 +68,7 @@ class GzipCodec(ZlibCodec):
     level: int = 5
 
     MIN_LEVEL: ClassVar[int] = 0
-
-    def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
-        compressor = zlib.compressobj(self.level, zlib.DEFLATED, _GZIP_WBITS)
-        return compressor.compress(as_buffer(data)) + compressor.flush()
+    GZIP: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -210,6 +202,7 @@ class BloscCodec(Codec):
 
     def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         assert self.impl is not None, "a pipeline evolves its codecs"
+        _blosc_threads()
         encoded: bytes = self.impl.encode(data)
         return encoded
 
@@ -225,8 +218,25 @@ class BloscCodec(Codec):
         # blosc reads as many bytes as the header says the frame has, not the buffer's size
         if int.from_bytes(view[12:16], "little") > view.nbytes:
             raise CodecError(f"codec {self.name!r}: the blosc frame is truncated")
+        _blosc_threads()
         decoded: bytes = self.impl.decode(data)
         return decoded
+
+
+_blosc_nthreads: int | None = None
+
+
+def _blosc_threads() -> None:
+    """Blosc's own threads follow ``nczarr.config.threads()``: one per core of it (Blosc
+    computes; it waits on no disk). They never add to the pool's: numcodecs
+    (``blosc.use_threads`` None) runs Blosc on one thread when it is called from any thread
+    but the main one, so only a chunk coded on the caller's thread (a single chunk, or
+    ``threads=1``, then one thread) uses them."""
+    global _blosc_nthreads
+    wanted = max(1, config.threads() // config.THREADS_PER_CORE)
+    if wanted != _blosc_nthreads:
+        numcodecs.blosc.set_nthreads(wanted)
+        _blosc_nthreads = wanted
 
 
 #: A blosc 1 header: version, versionlz, flags, typesize, then uint32 nbytes (the decoded

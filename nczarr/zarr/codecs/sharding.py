@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ import numpy as np
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec, CodecPipeline, CodecsJSON, GetRange, Selector
 from nczarr.zarr.codecs.base import Codec, Kind, byte_view, chunk_is_fill, nbytes
+from nczarr.zarr.codecs.workers import run
 from nczarr.zarr.jsonvalue import JSON, JSONObject
 
 #: Offset and length of an inner chunk that is not stored (entirely the fill value).
@@ -126,11 +128,16 @@ class ShardingCodec(Codec):
         parts: list[Buffer] = []
         offset = self.index_nbytes if self.index_location == "start" else 0
         array = np.asarray(data)
-        for coords, region in self._regions():
-            piece = array[region]
-            if chunk_is_fill(piece, spec.fill_value):
+        inner = self.inner
+        regions = [(coords, array[region]) for coords, region in self._regions()]
+
+        def encode(piece: np.ndarray) -> Buffer | None:
+            return None if chunk_is_fill(piece, spec.fill_value) else inner.encode(piece)
+
+        # the inner chunks are coded in the pool, as chunks are (inline inside the pool)
+        for (coords, _), encoded in zip(regions, run([functools.partial(encode, p) for _, p in regions])):
+            if encoded is None:
                 continue
-            encoded = self.inner.encode(piece)
             table[coords] = (offset, nbytes(encoded))
             parts.append(encoded)
             offset += nbytes(encoded)
@@ -172,6 +179,8 @@ class ShardingCodec(Codec):
             for s, n, c in zip(selection, spec.shape, self.chunk_shape, strict=True)
         ]
         out = np.empty(tuple(sum(_count(g[1]) for g in axis) for axis in axes), spec.dtype)
+        inner = self.inner
+        tasks = []
         for groups in itertools.product(*axes):
             coords = tuple(g[0] for g in groups)
             target = _indexer([g[1] for g in groups])
@@ -186,11 +195,9 @@ class ShardingCodec(Codec):
                     f"shard index entry {coords} points to bytes {offset}..{offset + length}, "
                     "past the end of the shard"
                 )
-            try:
-                chunk = self.inner.decode(encoded)
-            except CodecError as e:
-                raise CodecError(f"inner chunk {coords}: {e}") from e
-            out[target] = chunk[_indexer([g[2] for g in groups])]
+            tasks.append(functools.partial(_decode_inner, inner, coords, encoded, out, target,
+                                           _indexer([g[2] for g in groups])))
+        run(tasks)  # in the pool, as chunks are (inline inside the pool); disjoint targets
         return out
 
     def _check_entry(self, coords: tuple[int, ...], offset: int, length: int) -> None:
@@ -202,6 +209,18 @@ class ShardingCodec(Codec):
                 f"shard index entry {coords} claims {length} bytes at offset {offset}; an "
                 f"inner chunk encodes to at most {limit} bytes: the shard is corrupt"
             )
+
+
+def _decode_inner(
+    inner: CodecPipeline, coords: tuple[int, ...], encoded: Buffer, out: np.ndarray,
+    target: tuple[slice | np.ndarray, ...], selection: tuple[slice | np.ndarray, ...],
+) -> None:
+    """Decode one inner chunk into its place in ``out``."""
+    try:
+        chunk = inner.decode(encoded)
+    except CodecError as e:
+        raise CodecError(f"inner chunk {coords}: {e}") from e
+    out[target] = chunk[selection]
 
 
 def _selected(selector: Selector, size: int) -> np.ndarray:
