@@ -6,9 +6,10 @@ store validates keys the same way (``validate_key``), so no key can reach outsid
 
 from __future__ import annotations
 
+import bisect
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
@@ -73,6 +74,40 @@ def slice_range(value: bytes, byte_range: ByteRange | None) -> bytes:
     return value[offset : offset + length]
 
 
+#: Two byte ranges of one value closer than this are read as one (the bytes between are
+#: read and dropped): one read of a few KiB more costs less than another system call or
+#: request.
+RANGE_MERGE_GAP = 4096
+
+
+def merge_ranges(ranges: Sequence[tuple[int, int]], gap: int = RANGE_MERGE_GAP) -> list[tuple[int, int]]:
+    """Ranges ``(offset, length)`` (offsets ≥ 0) merged where they touch, overlap or lie at
+    most ``gap`` bytes apart, sorted by offset."""
+    merged: list[tuple[int, int]] = []
+    for offset, length in sorted(ranges):
+        if merged:
+            start, size = merged[-1]
+            if offset <= start + size + gap:
+                merged[-1] = (start, max(size, offset + length - start))
+                continue
+        merged.append((offset, length))
+    return merged
+
+
+def split_ranges(
+    ranges: Sequence[tuple[int, int]], merged: Sequence[tuple[int, int]], values: Sequence[bytes]
+) -> list[bytes]:
+    """The bytes of each of ``ranges`` cut from ``values``, the values read for ``merged``
+    (``merge_ranges(ranges)``); shorter where a value ended early."""
+    out = []
+    starts = [start for start, _ in merged]
+    for offset, length in ranges:
+        i = bisect.bisect_right(starts, offset) - 1
+        begin = offset - merged[i][0]
+        out.append(values[i][begin : begin + length])
+    return out
+
+
 def check_size(key: str, size: int, buffer_size: int) -> None:
     """Raise StoreError unless a value of ``size`` bytes fills a buffer of ``buffer_size``."""
     if size != buffer_size:
@@ -114,6 +149,26 @@ class Store(ABC):
         keys are left out. A range lets a reader bound what a hostile value costs it."""
         keys = [validate_key(k) for k in keys]
         return self._get_many(keys, validate_range(byte_range))
+
+    def get_ranges(self, key: str, ranges: Sequence[tuple[int, int]]) -> builtins.list[bytes] | None:
+        """The bytes of each range ``(offset, length)`` of the value of ``key`` (shorter where
+        the value ends first), None when ``key`` is absent. Ranges near one another are read
+        together (``merge_ranges``): a few reads, however many ranges."""
+        return self.get_ranges_many({key: ranges}).get(key)
+
+    def get_ranges_many(
+        self, requests: Mapping[str, Sequence[tuple[int, int]]]
+    ) -> dict[str, builtins.list[bytes]]:
+        """``get_ranges`` of many keys at once (concurrently where the store gains from it);
+        absent keys are left out."""
+        for key, ranges in requests.items():
+            validate_key(key)
+            for offset, length in ranges:
+                if offset < 0 or length < 0:
+                    raise InvalidKeyError(f"byte range {(offset, length)!r} of {key!r}: negative")
+        merged = {key: merge_ranges(ranges) for key, ranges in requests.items()}
+        values = self._read_ranges_many(merged)
+        return {key: split_ranges(requests[key], merged[key], found) for key, found in values.items()}
 
     def exists(self, key: str) -> bool:
         return self._exists(validate_key(key))
@@ -243,6 +298,27 @@ class Store(ABC):
                 values = list(pool.map(lambda k: self._get(k, byte_range), keys))
         else:
             values = [self._get(k, byte_range) for k in keys]
+        return {k: v for k, v in zip(keys, values) if v is not None}
+
+    def _read_ranges(self, key: str, ranges: builtins.list[tuple[int, int]]) -> builtins.list[bytes] | None:
+        """The bytes of each range of ``key`` (sorted, apart), or None when it is absent."""
+        values = []
+        for offset, length in ranges:
+            value = self._get(key, (offset, length))
+            if value is None:
+                return None
+            values.append(value)
+        return values
+
+    def _read_ranges_many(
+        self, requests: dict[str, builtins.list[tuple[int, int]]]
+    ) -> dict[str, builtins.list[bytes]]:
+        keys = builtins.list(requests)
+        if self.prefers_concurrency and len(keys) > 1:
+            with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
+                values = builtins.list(pool.map(lambda k: self._read_ranges(k, requests[k]), keys))
+        else:
+            values = [self._read_ranges(k, requests[k]) for k in keys]
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:

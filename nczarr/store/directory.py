@@ -228,6 +228,19 @@ class DirectoryStore(Store):
         finally:
             os.close(fd)
 
+    def _read_ranges(self, key: str, ranges: list[tuple[int, int]]) -> list[bytes] | None:
+        # one open, then a pread per range: only the pages that hold them are read
+        opened = self._open_value(key)
+        if opened is None:
+            return None
+        fd, size = opened
+        try:
+            return [_pread(fd, min(length, max(0, size - offset)), offset) for offset, length in ranges]
+        except OSError as exc:
+            raise self._read_error(key, exc) from exc
+        finally:
+            os.close(fd)
+
     def _get_into(self, key: str, view: memoryview) -> bool:
         opened = self._open_value(key)
         if opened is None:
@@ -399,3 +412,16 @@ def _read(fd: int, count: int) -> bytes:
         parts.append(more)
         count -= len(more)
     return b"".join(parts)
+
+
+def _pread(fd: int, count: int, offset: int) -> bytes:
+    """Up to ``count`` bytes of ``fd`` at ``offset`` (fewer only when the file ends first)."""
+    parts = []
+    while count > 0:
+        data = os.pread(fd, count, offset)
+        if not data:
+            break
+        parts.append(data)
+        count -= len(data)
+        offset += len(data)
+    return parts[0] if len(parts) == 1 else b"".join(parts)

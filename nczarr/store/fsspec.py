@@ -18,6 +18,22 @@ _ABSENT = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 _GLOB_CHARACTERS = frozenset("*?[")
 
 
+#: What to do about a key the filesystem refuses (HTTP 403), said once for every store.
+CREDENTIALS_HINT = (
+    "check the credentials (storage options key/secret or profile, the AWS_* variables, "
+    "~/.aws) or, for public data, read anonymously (storage option anon=True; the commands' --anon)"
+)
+
+
+def failure(action: str, key: str, store: object, error: BaseException) -> StoreError:
+    """The error for a key the filesystem could not ``action`` (read, write): a refusal
+    (PermissionError, as s3fs reports HTTP 403) says what to check."""
+    where = f"{key!r} {'from' if action == 'read' else 'to'} {store!r}"
+    if isinstance(error, PermissionError):
+        return StoreError(f"access denied: cannot {action} {where} ({error}); {CREDENTIALS_HINT}")
+    return StoreError(f"cannot {action} {where}: {error}")
+
+
 def _any_glob(keys: list[str]) -> bool:
     """Whether a key would be expanded as a glob pattern by fsspec's batch calls."""
     return any(_GLOB_CHARACTERS.intersection(key) for key in keys)
@@ -71,10 +87,12 @@ class FsspecStore(Store):
         return f"{type(self).__name__}({self.fs.unstrip_protocol(self.root)!r})"
 
     def _path(self, key: str) -> str:
-        return f"{self.root}/{key}"
+        return f"{self.root}/{key}" if self.root else key  # a filesystem object's own root
 
     def _key(self, path: str) -> str | None:
         """The key of a path the filesystem lists, None if it is not under the root."""
+        if not self.root:
+            return path.lstrip("/") or None
         start = len(self.root) + 1
         if len(path) > start and path.startswith(self.root) and path[start - 1] == "/":
             return path[start:]
@@ -96,6 +114,8 @@ class FsspecStore(Store):
             return value
         except _ABSENT:
             return None
+        except PermissionError as exc:
+            raise failure("read", key, self, exc) from exc
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         if _any_glob(keys) or (byte_range is not None and (byte_range[0] < 0 or byte_range[1] == 0)):
@@ -117,8 +137,30 @@ class FsspecStore(Store):
             if isinstance(value, _ABSENT):
                 continue
             if isinstance(value, BaseException):
-                raise StoreError(f"cannot read {key!r} from {self!r}: {value}") from value
+                raise failure("read", key, self, value) from value
             values[key] = value
+        return values
+
+    def _read_ranges_many(self, requests: dict[str, list[tuple[int, int]]]) -> dict[str, list[bytes]]:
+        # every range of every key in one cat_ranges: the filesystem runs them concurrently
+        # (an empty range would be an invalid HTTP range: such keys are read one by one)
+        empty = {key: ranges for key, ranges in requests.items() if any(not length for _, length in ranges)}
+        wanted = [(key, offset, length) for key, ranges in requests.items() if key not in empty for offset, length in ranges]
+        results = self.fs.cat_ranges(
+            [self._path(key) for key, _, _ in wanted],
+            [offset for _, offset, _ in wanted],
+            [offset + length for _, offset, length in wanted],
+            on_error="return",
+        ) if wanted else []
+        values: dict[str, list[bytes]] = {key: [] for key in requests if key not in empty}
+        for (key, _, _), value in zip(wanted, results):
+            if isinstance(value, _ABSENT):
+                values.pop(key, None)
+            elif isinstance(value, BaseException):
+                raise failure("read", key, self, value) from value
+            elif key in values:
+                values[key].append(value)
+        values.update(super()._read_ranges_many(empty) if empty else {})
         return values
 
     def _exists(self, key: str) -> bool:
@@ -167,6 +209,8 @@ class FsspecStore(Store):
         data = {self._path(key): bytes(value) for key, value in items.items()}
         try:
             self.fs.pipe(data)
+        except PermissionError as exc:
+            raise failure("write", next(iter(items)), self, exc) from exc
         except FileNotFoundError:
             # Filesystems with real directories (local, sftp) need the parents first.
             for path in data:
@@ -186,3 +230,4 @@ class FsspecStore(Store):
         except FileNotFoundError:
             # Some filesystems refuse the whole batch for one absent key.
             super()._delete_many(keys)
+

@@ -187,6 +187,30 @@ class ZipStore(Store):
                 raise self._short(info, stop - left)
             return b"".join(pieces)
 
+    def _read_ranges(self, key: str, ranges: list[tuple[int, int]]) -> list[bytes] | None:
+        # the member is opened once and read forward: ranges come sorted and apart
+        with self._lock:
+            self._check_open()
+            buffered = self._pending.get(key)
+            if buffered is not None:
+                return [_read_file(buffered, r) for r in ranges]
+            info = self._live_entry(key)
+            if info is None:
+                return None
+            spans = [_span(info.file_size, r) for r in ranges]
+            self._check_expansion(info, max((stop for _, stop in spans), default=0))
+            values = []
+            with self._open_member(info) as source:
+                position = 0
+                for start, stop in spans:
+                    _skip(source, start - position)
+                    value = source.read(stop - start) if stop > start else b""
+                    if len(value) < stop - start:
+                        raise self._short(info, start + len(value))
+                    values.append(value)
+                    position = max(position, start + len(value))
+            return values
+
     def _get_into(self, key: str, view: memoryview) -> bool:
         with self._lock:
             self._check_open()

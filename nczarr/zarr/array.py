@@ -8,23 +8,24 @@ import functools
 import itertools
 import logging
 import math
-import os
 import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from nczarr import config
 from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
 from nczarr.store.base import Store
 from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
-from nczarr.zarr.indexing import ChunkProjection, OrthogonalSelection, Selection
+from nczarr.zarr.codecs.workers import THREAD_PREFIX, run
+from nczarr.zarr.indexing import ChunkPart, ChunkProjection, OrthogonalSelection, Selection, chunk_part
 from nczarr.zarr.metadata import ArrayMetadata
 from nczarr.zarr.node import Node, key_prefix
 
@@ -43,66 +44,14 @@ BATCH_SIZE = 64
 #: or writing any raises ChunkTooLargeError naming the chunk.
 CHUNK_MEMORY_FLOOR = 256 * 2**20
 CHUNK_PADDING_FACTOR = 16
+#: A selection that needs at most 1/PART_FRACTION of an uncompressed chunk, in at most
+#: PART_MAX_RANGES byte ranges (merged where adjacent), reads just those bytes: a one-point
+#: time series over chunks of 4 MB reads 4 bytes of each, not 4 MB.
+PART_FRACTION = 4
+PART_MAX_RANGES = 1024
 
-_pool: ThreadPoolExecutor | None = None
 _scratch = threading.local()
 _pool_lock = threading.Lock()
-
-
-def executor() -> ThreadPoolExecutor:
-    """The process-wide pool that encodes, decodes and moves chunks (codecs release the GIL)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 2), thread_name_prefix="nczarr")
-        return _pool
-
-
-_R = TypeVar("_R")
-
-
-def _run(tasks: Sequence[Callable[[], _R]]) -> list[_R]:
-    """Run tasks in the pool (inline when there is only one) and re-raise the first error.
-    Many tasks go in a few batches: a pool submission costs more than encoding a small
-    uncompressed chunk."""
-    if len(tasks) <= 1:
-        return [t() for t in tasks]
-    pool = executor()
-    batches = [tasks[i :: _BATCHES] for i in range(min(_BATCHES, len(tasks)))]
-    futures: list[Future[list[_R]] | _Done[list[_R]]] = []
-    for i, batch in enumerate(batches):
-        try:
-            futures.append(pool.submit(_run_batch, batch))
-        except RuntimeError:
-            # The pool refuses work once the interpreter exits, but the exit-time flush of
-            # dirty chunks must still happen: do the rest here.
-            futures.extend(_Done(_run_batch(b)) for b in batches[i:])
-            break
-    results = [f.result() for f in futures]
-    # batch i holds tasks i, i + n, i + 2n...: put the results back in task order
-    out: list[Any] = [None] * len(tasks)  # every slot is filled below
-    for i, batch_results in enumerate(results):
-        out[i :: len(batches)] = batch_results
-    return out
-
-
-#: How many batches a list of tasks is split into (a few per core, so a slow one does not
-#: hold up the rest).
-_BATCHES = 4 * ((os.cpu_count() or 1) + 2)
-
-
-def _run_batch(batch: Sequence[Callable[[], _R]]) -> list[_R]:
-    return [task() for task in batch]
-
-
-class _Done(Generic[_R]):
-    """A finished result with a Future's ``result()``."""
-
-    def __init__(self, value: _R) -> None:
-        self._value = value
-
-    def result(self) -> _R:
-        return self._value
 
 
 def build_pipeline(metadata: ArrayMetadata) -> CodecPipeline:
@@ -236,11 +185,27 @@ class ChunkWriter:
             return
         # raw chunks, and a big batch that leaves the caller nothing to do meanwhile, are
         # stored now (after any older batch holding the same keys)
-        tasks = [functools.partial(self.encode, k, c) for k, c in chunks]
-        # a raw chunk's "encoding" is a copy under the GIL: threads would only wait on it
-        encoded = [task() for task in tasks] if self.pipeline.is_raw else _run(tasks)
-        self.settle(k for k, _ in chunks)
-        self._store_encoded([k for k, _ in chunks], encoded)
+        keys = [k for k, _ in chunks]
+        if not self.store.prefers_concurrency:
+            # each thread encodes a chunk and stores it: the copy of a raw chunk, compression
+            # and the write all release the GIL, so every core works and the disk with them
+            self.settle(keys)
+            empties = run([functools.partial(self._encode_and_store, k, c) for k, c in chunks])
+            self.store.delete_many([k for k, empty in zip(keys, empties) if empty])
+            return
+        encoded = run([functools.partial(self.encode, k, c) for k, c in chunks])
+        self.settle(keys)
+        self._store_encoded(keys, encoded)
+
+    def _encode_and_store(self, key: str, chunk: np.ndarray) -> bool:
+        """Encode and store one chunk; True when it is all fill (its key is to be deleted)."""
+        value = self.encode(key, chunk)
+        if value is None:
+            return True
+        # see Store.overwrite: in place when an uncompressed chunk of that size is stored
+        if not (self.pipeline.is_raw and self.store.overwrite(key, value)):
+            self.store.set(key, value)
+        return False
 
     def _write_behind(self, chunks: list[tuple[str, np.ndarray]], size: int) -> None:
         """Encode in the encoding pool and store in the I/O thread, in order: a program
@@ -317,14 +282,18 @@ _encoding: ThreadPoolExecutor | None = None
 
 
 def _encoding_pool() -> ThreadPoolExecutor:
-    """The threads that encode chunks written behind the caller. Apart from executor():
+    """The threads that encode chunks written behind the caller. Apart from the pool of
+    ``workers.executor()``:
     the I/O thread waits on these encodings, and tasks in that pool may wait on the I/O
     thread (a read-modify-write settles its chunk first), so sharing one pool could
     deadlock; nothing here waits on anything."""
     global _encoding
+    workers = config.threads()
     with _pool_lock:
-        if _encoding is None:
-            _encoding = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="nczarr-encode")
+        if _encoding is None or _encoding._max_workers != workers:
+            if _encoding is not None:
+                _encoding.shutdown(wait=False)
+            _encoding = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"{THREAD_PREFIX}-encode")
         return _encoding
 
 
@@ -334,7 +303,7 @@ def _io_pool() -> ThreadPoolExecutor:
     global _io
     with _pool_lock:
         if _io is None:
-            _io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-io")
+            _io = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{THREAD_PREFIX}-io")
         return _io
 
 
@@ -528,6 +497,10 @@ class Array(Node[ArrayMetadata]):
                 if not self.store.get_into(key, target.ravel(order="K").view(np.uint8).data):
                     target[...] = self._pipeline.spec.fill_value
                 return None
+            part = self._raw_part(proj)
+            if part is not None:
+                self._place_part(view, key, proj, part, self.store.get_ranges(key, part.ranges))
+                return None
             if self._pipeline.is_raw and not keep and self.dtype.itemsize:
                 self._place(view, proj, self._read_raw_scratch(key))
                 return None
@@ -538,7 +511,35 @@ class Array(Node[ArrayMetadata]):
             return None
         chunk = self._decode(key, self._read_stored(key))
         self._place(view, proj, chunk)
-        return chunk
+        # only when asked: the pool's results are held until every chunk is read
+        return chunk if keep else None
+
+    def _raw_part(self, proj: ChunkProjection) -> ChunkPart | None:
+        """The byte ranges to read of an uncompressed chunk of which the selection needs a
+        small part (at most 1/PART_FRACTION of it, in at most PART_MAX_RANGES ranges), or
+        None: the chunk is read whole."""
+        if proj.full or not self._pipeline.is_raw or self.metadata.order != "C" or not self.dtype.itemsize:
+            return None
+        part = chunk_part(proj.per_dim, self.chunks, self.dtype.itemsize, PART_MAX_RANGES)
+        if part is None or part.nbytes * PART_FRACTION > self._chunk_nbytes:
+            return None
+        return part
+
+    def _place_part(
+        self, view: np.ndarray, key: str, proj: ChunkProjection, part: ChunkPart, pieces: list[bytes] | None
+    ) -> None:
+        """Put the part of a chunk read by ``_raw_part``'s ranges (None: absent) in place."""
+        if pieces is None:
+            view[proj.out_selection] = self._pipeline.spec.fill_value
+            return
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        if len(data) != part.nbytes:
+            raise CodecError(
+                f"chunk {key!r} of array {self.path or '/'!r}: the stored value ends before "
+                f"byte {max(o + n for o, n in part.ranges)}, a chunk has {self._chunk_nbytes}"
+            )
+        values = np.frombuffer(data, dtype=self.dtype).reshape(part.shape)
+        view[proj.out_selection] = values[part.selection]
 
     def _read_stored(self, key: str) -> bytes | None:
         """The stored bytes of a chunk (None when absent), reading no more than a chunk can
@@ -598,15 +599,22 @@ class Array(Node[ArrayMetadata]):
             self._load_beyond(view, pending)
             return
         if self.store.prefers_concurrency:
+            parts = {key: part for key, proj in pending if (part := self._raw_part(proj)) is not None}
+            if parts:
+                found_parts = self.store.get_ranges_many({k: p.ranges for k, p in parts.items()})
+                for key, proj in pending:
+                    if key in parts:
+                        self._place_part(view, key, proj, parts[key], found_parts.get(key))
+                pending = [(k, p) for k, p in pending if k not in parts]
             for i in range(0, len(pending), BATCH_SIZE):
                 batch = pending[i : i + BATCH_SIZE]
                 found = self.store.get_many([k for k, _ in batch], self._stored_range)
                 found = {k: self._checked_stored(k, v) for k, v in found.items()}
-                _run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
+                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
             return
         # A small read inside one chunk is often followed by another: keep that chunk.
         keep = len(pending) == 1 and not pending[0][1].full
-        chunks = _run([functools.partial(self._load_one, view, k, p, keep) for k, p in pending])
+        chunks = run([functools.partial(self._load_one, view, k, p, keep) for k, p in pending])
         if keep and chunks[0] is not None and self._cache.fits(chunks[0].nbytes):
             self._cache.put(pending[0][0], chunks[0], dirty=False)
 
@@ -704,7 +712,7 @@ class Array(Node[ArrayMetadata]):
     def _update_partial(self, partial: list[tuple[str, ChunkProjection]], source: np.ndarray) -> None:
         cached = {key: self._cache.get(key) for key, _ in partial}
         missing = [key for key, chunk in cached.items() if chunk is None]
-        loaded = dict(zip(missing, _run([functools.partial(self._existing_chunk, k) for k in missing])))
+        loaded = dict(zip(missing, run([functools.partial(self._existing_chunk, k) for k in missing])))
         to_write: list[tuple[str, np.ndarray]] = []
         for key, proj in partial:
             chunk = cached[key]

@@ -9,6 +9,7 @@ arrays are sorted with the permutation remembered, so each chunk gets one simple
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -193,3 +194,79 @@ class OrthogonalSelection:
 def _ix(selection: tuple[Projection, ...]) -> tuple[np.ndarray, ...]:
     """Orthogonal (outer) indexing when more than one dimension is an integer array."""
     return np.ix_(*[np.arange(s.start, s.stop, s.step) if isinstance(s, slice) else s for s in selection])
+
+
+@dataclass(frozen=True)
+class ChunkPart:
+    """The bytes of an uncompressed C-order chunk that a selection needs: ``ranges``
+    ``(offset, length)``, which read one after the other hold an array of ``shape``, of which
+    ``selection`` is the selection's part of the chunk."""
+
+    ranges: list[tuple[int, int]]
+    shape: tuple[int, ...]
+    selection: tuple[Projection, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(length for _, length in self.ranges)
+
+
+#: Up to this many ranges, ``chunk_part`` computes offsets with Python integers.
+_PYTHON_RANGES = 64
+
+
+def _indices(sel: Projection) -> range | np.ndarray:
+    return range(sel.start, sel.stop, sel.step) if isinstance(sel, slice) else np.asarray(sel)
+
+
+def _covers(sel: Projection, extent: int) -> bool:
+    if isinstance(sel, slice):
+        return bool(sel.start == 0 and sel.step == 1 and sel.stop >= extent)
+    return len(sel) == extent and bool(np.all(sel == np.arange(extent)))
+
+
+def chunk_part(
+    per_dim: Sequence[Projection], chunks: Sequence[int], itemsize: int, max_ranges: int
+) -> ChunkPart | None:
+    """The byte ranges of a stored uncompressed C-order chunk of ``chunks`` that hold the
+    per-axis selection ``per_dim`` (``ChunkProjection.per_dim``): for each selected index of
+    the axes before the innermost one not wholly selected, the span of that axis's
+    selection times everything inside it. None when the selection covers the chunk, or
+    would take more than ``max_ranges`` ranges."""
+    ndim = len(chunks)
+    axis = ndim - 1
+    while axis >= 0 and _covers(per_dim[axis], chunks[axis]):
+        axis -= 1
+    if axis < 0:
+        return None
+    leading = [_indices(per_dim[j]) for j in range(axis)]
+    count = math.prod(len(x) for x in leading)
+    if count > max_ranges or count == 0:
+        return None
+    strides = [math.prod(chunks[j + 1 :]) * itemsize for j in range(ndim)]
+    own = _indices(per_dim[axis])
+    if not len(own):
+        return None
+    low, high = int(own[0]), int(own[-1]) + 1  # sorted, positive steps
+    base = low * strides[axis]
+    if count <= _PYTHON_RANGES:  # a point or a slice: plain integers cost less than numpy
+        offsets = [
+            base + sum(int(i) * strides[j] for j, i in enumerate(combo)) for combo in itertools.product(*leading)
+        ]
+    else:
+        grid = np.full((), base, dtype=np.int64)
+        for j, index in enumerate(leading):
+            grid = np.add.outer(grid, np.asarray(index, dtype=np.int64) * strides[j])
+        offsets = grid.ravel().tolist()
+    length = (high - low) * strides[axis]
+    here = per_dim[axis]
+    shifted: Projection = (
+        slice(here.start - low, here.stop - low, here.step) if isinstance(here, slice) else np.asarray(here) - low
+    )
+    selection: tuple[Projection, ...] = (
+        *(slice(0, len(x), 1) for x in leading), shifted, *per_dim[axis + 1 :],
+    )
+    if sum(not isinstance(s, slice) for s in selection) > 1:
+        selection = _ix(selection)
+    shape = (*(len(x) for x in leading), high - low, *chunks[axis + 1 :])
+    return ChunkPart([(o, length) for o in offsets], shape, selection)
