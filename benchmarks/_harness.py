@@ -28,6 +28,7 @@ Typical use::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import ctypes.util
 import datetime as _dt
@@ -191,14 +192,47 @@ def scratch_directory(parent: str | None = None, keep: bool = False, prefix: str
 class Sample:
     wall: float  #: seconds, time.perf_counter
     cpu: float  #: seconds of CPU of the whole process (every thread), time.process_time
+    #: bytes: the process's peak resident set during the call above its resident set before
+    #: it (NaN where Linux's /proc is not there); the call's result counts, so a read of
+    #: 207 MB shows at least 207 MB.
+    peak: float = float("nan")
+
+
+def _status_kib(field_name: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset the process's peak RSS (VmHWM) to its current RSS (Linux: ``clear_refs``), after
+    handing the C heap's free memory back to the system (``malloc_trim``): else a call that
+    allocates what the last one freed would not show it."""
+    with contextlib.suppress(OSError, AttributeError):
+        _mincore().malloc_trim(0)
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def measure(fn: Callable[[], Any]) -> tuple[Sample, Any]:
-    """Time one call: (wall and CPU seconds, its result)."""
+    """Time one call: (wall and CPU seconds and peak RSS above the start, its result)."""
+    tracked = _reset_peak()
+    before = _status_kib("VmRSS") if tracked else None
     c0, t0 = time.process_time(), time.perf_counter()
     result = fn()
     t1, c1 = time.perf_counter(), time.process_time()
-    return Sample(t1 - t0, c1 - c0), result
+    after = _status_kib("VmHWM") if before is not None else None
+    peak = float((after - before) * 1024) if after is not None and before is not None else float("nan")
+    return Sample(t1 - t0, c1 - c0, peak), result
 
 
 def median(values: Sequence[float]) -> float:
@@ -254,6 +288,12 @@ class CaseResult:
     @property
     def cpu_per_wall(self) -> float:
         return median([s.cpu / s.wall for s in self.samples if s.wall > 0])
+
+    @property
+    def peak(self) -> float:
+        """The highest peak RSS above the start of the timed calls (bytes; NaN unknown)."""
+        peaks = [s.peak for s in self.samples if s.peak == s.peak]
+        return max(peaks) if peaks else float("nan")
 
 
 @dataclass
@@ -375,6 +415,10 @@ def _seconds(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _mib(nbytes: float) -> str:
+    return "—" if nbytes != nbytes else f"{nbytes / 2**20:,.0f}"
+
+
 def _throughput(w: Workload, wall: float) -> str:
     if wall <= 0 or wall != wall:
         return ""
@@ -390,7 +434,8 @@ def format_table(results: Iterable[WorkloadResult]) -> str:
     the ratio to its reference (> 1: nczarr faster) and a throughput."""
     lines = []
     header = (
-        f"  {'peer':<24} {'wall s':>7} {'(min-max)':>14} {'cpu s':>7} {'cpu/wall':>8} {'ratio':>6}  {'vs':<10} {'throughput':>16}"
+        f"  {'peer':<24} {'wall s':>7} {'(min-max)':>14} {'cpu s':>7} {'cpu/wall':>8} {'ratio':>6}  {'vs':<10} "
+        f"{'throughput':>16} {'peak MiB':>9}"
     )
     for r in results:
         lines.append(f"{r.workload.title}  [{r.workload.name}]")
@@ -405,7 +450,7 @@ def format_table(results: Iterable[WorkloadResult]) -> str:
             lines.append(
                 f"  {c.peer:<24} {_seconds(c.wall):>7} {spread:>14} {_seconds(c.cpu):>7} {c.cpu_per_wall:>8.2f} "
                 f"{(f'{ratio:.2f}' if ratio is not None else '—'):>6}  {(c.reference or ''):<10} "
-                f"{_throughput(r.workload, c.wall):>16}"
+                f"{_throughput(r.workload, c.wall):>16} {_mib(c.peak):>9}"
             )
         lines.append("")
     return "\n".join(lines)
@@ -487,7 +532,8 @@ def write_json(
                     "cpu_median": c.cpu if c.samples else None,
                     "cpu_per_wall": c.cpu_per_wall if c.samples else None,
                     "ratio": r.ratio(c),
-                    "samples": [{"wall": s.wall, "cpu": s.cpu} for s in c.samples],
+                    "peak_rss_above_start": c.peak if c.peak == c.peak else None,
+                    "samples": [{"wall": s.wall, "cpu": s.cpu, "peak": s.peak} for s in c.samples],
                     "warmup": [{"wall": s.wall, "cpu": s.cpu} for s in c.warmup],
                 }
                 for c in r.cases

@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -205,6 +205,76 @@ class ZarrPython(Peer):
             z[i] = x
 
 
+class Zarrs(ZarrPython):
+    """zarr-python 3 with the codec pipeline of the zarrs Rust crate (zarrs-python), Zarr v3,
+    not strict: a selection zarrs-python 0.2 does not take (a time slice of tiles) goes to
+    zarr-python's own pipeline, as it does for its users."""
+
+    PIPELINE: ClassVar[dict[str, Any]] = {"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": False}
+
+    def __init__(self) -> None:
+        import zarrs  # noqa: F401 - fail here, not on the first chunk, when it is missing
+
+        super().__init__(3)
+        self.name = "zarrs"
+
+    def write(self, path: str, layout: Layout, data: np.ndarray) -> None:
+        with self._zarr.config.set(self.PIPELINE):
+            super().write(path, layout, data)
+
+    def read(self, path: str, layout: Layout, selection: Any) -> np.ndarray:
+        with self._zarr.config.set(self.PIPELINE):
+            return super().read(path, layout, selection)
+
+    def single_writes(self, path: str, layout: Layout, indices: np.ndarray, values: np.ndarray) -> None:
+        with self._zarr.config.set(self.PIPELINE):
+            super().single_writes(path, layout, indices, values)
+
+
+class TensorStore(Peer):
+    """Google's TensorStore (C++), its ``zarr3`` driver on a local directory, no cache. It has
+    no shuffle filter beside a compressor: its zlib arrays use ``blosc`` with cname zlib,
+    clevel 1 and byte shuffle, the nearest work (blosc splits a chunk into blocks and runs
+    its own threads)."""
+
+    name = "tensorstore"
+
+    def __init__(self) -> None:
+        import tensorstore
+
+        self._ts = tensorstore
+
+    def _spec(self, path: str, layout: Layout | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.abspath(path)}}
+        if layout is None:
+            return spec
+        codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+        if layout.compressed:
+            codecs.append({"name": "blosc", "configuration": {
+                "cname": "zlib", "clevel": ZLIB_LEVEL, "shuffle": "shuffle", "typesize": DTYPE.itemsize}})
+        spec["metadata"] = {
+            "shape": list(layout.shape), "data_type": DTYPE.name, "fill_value": 0.0, "codecs": codecs,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(layout.chunks)}},
+            "chunk_key_encoding": {"name": "default"},
+        }
+        spec["create"] = True
+        spec["delete_existing"] = True
+        return spec
+
+    def write(self, path: str, layout: Layout, data: np.ndarray) -> None:
+        array = self._ts.open(self._spec(path, layout)).result()
+        array.write(data).result()
+
+    def read(self, path: str, layout: Layout, selection: Any) -> np.ndarray:
+        array = self._ts.open(self._spec(path), open=True).result()
+        return np.asarray(array[selection].read().result())
+
+    def single_writes(self, path: str, layout: Layout, indices: np.ndarray, values: np.ndarray) -> None:
+        array = self._ts.open(self._spec(path), open=True).result()
+        for i, x in zip(indices.tolist(), values.tolist()):
+            array[i].write(x).result()
+
+
 class NetCDF4(Peer):
     """netCDF4-python: on netcdf-c's NCZarr (a directory store; netcdf-c writes Zarr v2) or
     on HDF5. Raw values: no automatic mask or scale."""
@@ -275,13 +345,14 @@ class Limit(Peer):
     chunks are shuffled and deflated (level 1) on every core and written one after the other
     into that file, and read back the same way: the codec work with no store around it."""
 
-    name = "limit"
     reference = NCZARR_V3
     suffix = ".bin"
     bulk_only = True
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    def __init__(self, threads: int | None = None) -> None:
+        """``threads``: the codec threads (default every core; the name says when not)."""
+        self.name = "limit" if threads is None else f"limit {threads} thread{'s' * (threads != 1)}"
+        self._pool = ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1)
 
     @staticmethod
     def _encode(chunk: np.ndarray) -> bytes:
@@ -325,8 +396,11 @@ def make_peers(wanted: list[str]) -> list[Peer]:
         ("zarr-python v3", lambda: ZarrPython(3)),
         ("zarr-python v2", lambda: ZarrPython(2)),
         ("netCDF4 NCZarr", lambda: NetCDF4("nczarr")),
+        ("tensorstore", TensorStore),
+        ("zarrs", Zarrs),
         ("netCDF4 HDF5", lambda: NetCDF4("hdf5")),
         ("limit", Limit),
+        ("limit 1 thread", lambda: Limit(1)),
     ]
     peers = []
     for name, factory in factories:
@@ -373,7 +447,6 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores) -> list[h.W
         for compressed in (False, True)
         for role, chunks in (("slab", sizes.slab), ("tile", sizes.tile))
     ]
-    by_key = {layout.key: layout for layout in layouts}
     workloads = []
 
     def write_case(peer: Peer, layout: Layout) -> h.Case:
@@ -423,16 +496,17 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores) -> list[h.W
             [read_case(p, layout, Ellipsis) for p in peers], nbytes=nbytes,
         ))
     py, px = sizes.point
-    tile = by_key["zlib-tile"]
     point = (slice(None), py, px)
-    workloads.append(h.Workload(
-        "point-zlib-tile", f"one-point time series a[:, {py}, {px}], zlib, chunks {tile.chunk_label}, cold",
-        [read_case(p, tile, point) for p in peers if not p.bulk_only],
-    ))
-    for key in ("zlib-slab", "zlib-tile"):
-        layout = by_key[key]
+    for layout in layouts:
+        comp = "zlib" if layout.compressed else "raw"
         workloads.append(h.Workload(
-            f"slice-{key}", f"one time slice a[{sizes.time_index}], zlib, chunks {layout.chunk_label}, cold",
+            f"point-{layout.key}", f"one-point time series a[:, {py}, {px}], {comp}, chunks {layout.chunk_label}, cold",
+            [read_case(p, layout, point) for p in peers if not p.bulk_only],
+        ))
+    for layout in layouts:
+        comp = "zlib" if layout.compressed else "raw"
+        workloads.append(h.Workload(
+            f"slice-{layout.key}", f"one time slice a[{sizes.time_index}], {comp}, chunks {layout.chunk_label}, cold",
             [read_case(p, layout, sizes.time_index) for p in peers if not p.bulk_only],
             nbytes=sizes.shape[1] * sizes.shape[2] * DTYPE.itemsize,
         ))
@@ -493,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "mode": "quick" if args.quick else "full", "shape": sizes.shape, "repeat": args.repeat,
         "warmup": args.warmup, "only": only, "peers": [p.name for p in peers],
-        **h.environment(["nczarr", "zarr", "numcodecs", "netCDF4", "numpy"]),
+        **h.environment(["nczarr", "zarr", "numcodecs", "netCDF4", "numpy", "tensorstore", "zarrs", "isal", "deflate"]),
     }
     print(f"nczarr engine benchmark ({meta['mode']}): float32 {'x'.join(map(str, sizes.shape))} "
           f"({data.nbytes / 1e6:.0f} MB); {args.repeat} timed runs after {args.warmup} warm-up, peers interleaved; "
