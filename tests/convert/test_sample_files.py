@@ -13,9 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from samplefiles import sample_files
 
 from nczarr.cli import main
-from tests.samplefiles import sample_files
 
 FILES = sample_files()
 

@@ -24,10 +24,10 @@ import netCDF4
 import numpy as np
 import pytest
 import xarray as xr
+from samplefiles import sample_files
 
 import nczarr
 from nczarr.convert.copy import CopyOptions, copy
-from tests.samplefiles import sample_files
 
 FORMATS = ("NCZARR", "NCZARR_V2", "ZARR")
 
