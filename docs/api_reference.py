@@ -37,7 +37,13 @@ def build(output: Path, *, search: bool = True) -> list[str]:
         warnings.simplefilter("always")
         pdoc.pdoc(*MODULES, output_directory=output)
     pdoc_dir = str(Path(pdoc.__file__).parent)
-    return [f"{w.category.__name__}: {w.message}" for w in caught if w.filename.startswith(pdoc_dir)]
+    # run from a checkout beside a non-editable install (as CI does), pdoc notes that the name
+    # 'nczarr' is both: that is the environment's, not the docstrings'
+    return [
+        f"{w.category.__name__}: {w.message}"
+        for w in caught
+        if w.filename.startswith(pdoc_dir) and "may refer to either the installed" not in str(w.message)
+    ]
 
 
 def main(argv: Sequence[str]) -> int:
