@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+from nczarr.errors import ArgumentError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,4 +18,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from nczarr.syntax import run_validate
 
+    if os.path.isdir(args.file):  # a Zarr store: what checks one is another command
+        raise ArgumentError(
+            f"{args.file!r} is a folder: validate checks a model-text (.nczm) file; a store is checked by "
+            "'nczarr info' or 'nczarr dump' (they read all of its metadata) and 'nczarr zom check'"
+        )
     return run_validate(args.file, sys.stdout)

@@ -72,6 +72,8 @@ def open_store(
         return _prepared(fsspec_store, repr(fsspec_store), mode)
     where = parse_store_url(location, storage_options)
     if not where.local:
+        if where.target.lower().endswith(".zip") and "::" not in where.target:
+            return _open_remote_zip(where.target, mode, where.storage_options)
         return _open_fsspec(where.target, mode, where.storage_options)
     if where.zip:
         return _open_zip(where.target, mode)
@@ -91,6 +93,11 @@ _METADATA_NAMES = frozenset(
 #: A segment of a chunk (or shard) key below its array's folder: v3 ``c/0/1`` and ``c.0.1``
 #: (``c`` alone for a scalar), v2 ``0.1`` and ``0/1``.
 _CHUNK_SEGMENT = re.compile(r"(?:c|[0-9]+)(?:\.[0-9]+)*")
+#: The 2019 v3 draft's keys below its entry point ``zarr.json``: node documents
+#: ``meta/root/<path>.group.json`` / ``.array.json`` and chunks ``data/root/<path>/c0/1``
+#: (zarr-python 2.18), ``c0.1`` or ``0.0`` (the draft text).
+_DRAFT_DOCUMENT = re.compile(r"meta/root(?:/.+)?\.(?:group|array)\.json")
+_DRAFT_CHUNK = re.compile(r"data/root/(?:.+/)?(?:c?[0-9]+(?:\.[0-9]+)*|c)")
 #: How many of the keys in the way an error names.
 _NAMED = 5
 
@@ -114,7 +121,9 @@ def foreign_keys(keys: Iterable[str]) -> list[str]:
 
 def _in_hierarchy(key: str) -> bool:
     name = key.rpartition("/")[2]
-    return name in _METADATA_NAMES or _CHUNK_SEGMENT.fullmatch(name) is not None
+    if name in _METADATA_NAMES or _CHUNK_SEGMENT.fullmatch(name) is not None:
+        return True
+    return _DRAFT_DOCUMENT.fullmatch(key) is not None or _DRAFT_CHUNK.fullmatch(key) is not None
 
 
 def _refuse_foreign(keys: Iterable[str], location: str) -> None:
@@ -138,6 +147,8 @@ def _refuse_foreign(keys: Iterable[str], location: str) -> None:
 
 
 def _open_directory(path: str, mode: str) -> DirectoryStore:
+    if mode in ("r", "r+") and os.path.isfile(path):
+        _refuse_file(path)
     if mode == "r":
         return DirectoryStore(path, read_only=True)
     if mode == "r+":
@@ -159,6 +170,20 @@ def _open_directory(path: str, mode: str) -> DirectoryStore:
         except OSError as exc:
             raise StoreError(f"cannot remove the dataset in {path!r} to create a new one: {exc}") from exc
     return DirectoryStore(path)
+
+
+def _refuse_file(path: str) -> NoReturn:
+    """A file where a Zarr store (a folder) was expected: what it is not, and a zip archive's way in."""
+    try:
+        with open(path, "rb") as file:
+            zipped = file.read(4) == b"PK\x03\x04"
+    except OSError as exc:
+        raise StoreError(f"cannot read {path!r}: {exc.strerror or exc}") from exc
+    if zipped:
+        raise StoreError(f"{path!r} is a zip archive: name it '.zip' or open 'file://{os.path.abspath(path)}#mode=nczarr,zip'")
+    raise StoreError(
+        f"{path!r} is a file but neither a netCDF file (no netCDF-3 or HDF5 signature) nor a Zarr store (a folder or a .zip)"
+    )
 
 
 def _local_keys(root: str) -> Iterator[str]:
@@ -206,6 +231,21 @@ def _fsspec_object_store(location: object, mode: str, storage_options: Mapping[s
     if isinstance(location, FSMap):
         return FsspecStore(location.fs, read_only=mode == "r", path=location.root)
     return FsspecStore(location, read_only=mode == "r")
+
+
+def _open_remote_zip(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:
+    """A URL ending in ``.zip``: the archive when it is a file there, read through fsspec's
+    chained ``zip::``; else the folder store of that name."""
+    probe = FsspecStore(url, read_only=True, storage_options=storage_options or None)
+    if not probe.fs.isfile(probe.root):
+        return _open_fsspec(url, mode, storage_options)
+    if mode != "r":
+        raise StoreError(
+            f"{url!r} is a zip archive: nczarr reads archives in object stores but writes only local ones "
+            "(write it locally and upload it, or write a folder store)"
+        )
+    protocol = url.partition("://")[0]  # the options are those of the archive's filesystem, the chain's last link
+    return _open_fsspec(f"zip::{url}", mode, {protocol: dict(storage_options)} if storage_options else {})
 
 
 def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:

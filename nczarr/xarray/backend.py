@@ -32,12 +32,14 @@ if TYPE_CHECKING:
 
 #: The conventions whose stores are unambiguously nczarr's to open when no engine is named
 #: (pure Zarr stays with xarray's zarr engine, ``.nc`` files with its netCDF engines).
-_CLAIMED_CONVENTIONS = frozenset({"NCZARR", "NCZARR_V2"})
+#: NCZarr, and the 2019 Zarr v3 draft layout, which no other engine reads (zarr-python 3 refuses it)
+_CLAIMED_CONVENTIONS = frozenset({"NCZARR", "NCZARR_V2", "ZARR_V3_DRAFT"})
 
 
 def _claims(path: str) -> bool:
     """Whether ``path`` is unambiguously nczarr's: a netcdf-c URL naming its Zarr storage
-    (``#mode=...``), or a local folder or zip archive holding an NCZarr dataset."""
+    (``#mode=...``), or a local folder or zip archive holding an NCZarr dataset or a Zarr v3
+    draft store."""
     with suppress(Exception):  # whatever is not readable as a store is not ours
         location = parse_location(path)
         if location.convention is not None:

@@ -233,6 +233,8 @@ class NczarrDataStore(WritableCFDataStore):
         self.region: dict[str, slice] = {}
         #: whether dask arrays go straight into chunks (ChunkWriter) rather than through the dataset
         self.parallel = mode != "r" and where.parallel
+        #: pure Zarr dimensions an append grows (see ``grow_in_pure_zarr``)
+        self._growing: set[str] = set()
         #: names this store's writes for the ChunkWriters (each write reads the metadata afresh)
         self.write_token = uuid.uuid4().hex
 
@@ -277,7 +279,20 @@ class NczarrDataStore(WritableCFDataStore):
                 node = node.createGroup(name)
             else:
                 raise GroupNotFoundError(f"group not found: {'/'.join(self._group)!r} in {self._filename}")
+        for name in self._growing:  # the dataset may have been reopened since
+            node.dimensions[name]._node.unlimited = True
         return node
+
+    def grow_in_pure_zarr(self, name: str) -> bool:
+        """Let the dimension ``name`` grow, as ``to_zarr``'s ``append_dim`` grows any: True in
+        a pure Zarr store, which has no unlimited dimensions (nothing of it is stored: it
+        is the arrays' shapes that grow); False in the netCDF conventions, where only an
+        unlimited dimension grows."""
+        if self.ds.disk_format != "ZARR":
+            return False
+        self._growing.add(name)
+        self.ds  # noqa: B018  (marks it now)
+        return True
 
     def get_child_store(self, group: str) -> NczarrDataStore:
         """The store of ``group`` (a path relative to this store's group) on the same dataset."""
@@ -417,6 +432,9 @@ class NczarrDataStore(WritableCFDataStore):
         _check_name(name)
         attributes = dict(variable.attrs)
         fill_value = attributes.pop("_FillValue", None)
+        if fill_value is None and self.ds.disk_format == "ZARR":
+            # pure Zarr keeps no netCDF default fill (a v2 reader would mask with it): none, as to_zarr writes
+            fill_value = False
         datatype = self._datatype(name, variable)
         storage = _storage_keywords(variable, check_encoding, set(unlimited_dims or ()))
         data = variable.data

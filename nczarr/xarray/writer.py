@@ -215,7 +215,8 @@ def _as_stored(
         dimensions = store.get_dimensions()
         if str(append_dim) not in dimensions:
             raise ValueError(f"append_dim {append_dim!r} is not a dimension of the stored dataset ({sorted(dimensions)})")
-        if str(append_dim) not in store.get_encoding()["unlimited_dims"]:
+        unlimited = store.get_encoding()["unlimited_dims"]
+        if str(append_dim) not in unlimited and not store.grow_in_pure_zarr(str(append_dim)):
             raise ValueError(
                 f"append_dim {append_dim!r} is not unlimited in the stored dataset: only an unlimited dimension grows "
                 "(write it first with unlimited_dims=[...])"

@@ -458,8 +458,13 @@ def draft_to_v3(document: JSON, node_type: str, where: str) -> JSONObject:
     if fill is None:
         kept["fill_value"] = None
         value = data_type.default_fill()
+    elif dtype.kind == "O" and isinstance(fill, int) and fill == 0:
+        value = data_type.default_fill()  # zarr-python 2.18 writes 0 as its object arrays' fill value
     else:
-        value = data_type.cast_fill(_fill_from_draft(fill, dtype))
+        try:
+            value = data_type.cast_fill(_fill_from_draft(fill, dtype))
+        except MetadataError as error:
+            raise MetadataError(f"{where}: {error}") from error
     names = attributes.get(ARRAY_DIMENSIONS)
     dimension_names = None
     if isinstance(names, list) and len(names) == ndim and all(n is None or isinstance(n, str) for n in names):

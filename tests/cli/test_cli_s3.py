@@ -194,6 +194,13 @@ def test_mappers_filesystems_and_chained_urls(
     fs.pipe(f"{BUCKET}/{key}/z.zip", archive.read_bytes())
     status, out, err = _run(capsys, "dump", "-v", "v", f"zip::s3://{BUCKET}/{key}/z.zip", "--storage-options", s3.options_json)
     assert status == 0 and "1, 2,\n  3, 4 ;" in out, err
+    # the archive by its own URL, as a local one opens by its path ('No such file' before)
+    status, out, err = _run(capsys, "dump", "-v", "v", f"s3://{BUCKET}/{key}/z.zip", "--storage-options", s3.options_json)
+    assert status == 0 and "1, 2,\n  3, 4 ;" in out, err
+    with xr.open_dataset(f"s3://{BUCKET}/{key}/z.zip", engine="nczarr", storage_options=s3.options) as ds:
+        assert ds["v"].values.tolist() == [[1, 2], [3, 4]]
+    status, _, err = _run(capsys, "copy", str(archive), f"s3://{BUCKET}/{key}/z.zip", "--dst-storage-options", s3.options_json)
+    assert status == 1 and "writes only local ones" in err and err.count("\n") == 1
 
 
 def _fresh(s3: Server) -> str:
