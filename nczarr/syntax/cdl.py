@@ -32,6 +32,7 @@ from nczarr.model import (
 )
 from nczarr.model.resolve import shortest_reference
 from nczarr.model.types import KIND_SPELLINGS, netcdf_kind
+from nczarr.syntax.cdlbulk import run_values
 from nczarr.syntax.cdlvalues import (
     Const,
     PaddedValues,
@@ -99,8 +100,6 @@ _SCAN = re.compile(
     r"(?=[ \t\r\n]*;)|[^/\"'=\\]+|."
 )
 _BLANK_RUN = str.maketrans(dict.fromkeys("-+0123456789.eE, \t\r", " "))
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-_OCTAL = re.compile(r"(?<![^,\s])[+-]?0[0-9]")  # a number that starts with 0 and a digit
 _DESCRIBE = {
     "IDENT": "a name",
     "PATH": "a path",
@@ -164,7 +163,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _refuse_lone_surrogates(text: str) -> None:
-    found = _LONE_SURROGATE.search(text)
+    found = None if text.isascii() else _LONE_SURROGATE.search(text)  # isascii: one fast pass
     if found is not None:
         line, column = Lines(text).position(found.start())
         raise CdlError(f"character U+{ord(found.group()):04X} is not text (a lone surrogate)", line, column)
@@ -814,17 +813,7 @@ class _Builder:
             return None
         if not isinstance(type, AtomicType) or not (type.is_integer or type.is_float):
             return None
-        run = self.runs[items[0].offset]
-        texts = np.array(run.split(","))
-        dtype = np.dtype(NUMPY_CODE[type])
-        if _LONG_DIGITS.search(run) or _OCTAL.search(run):
-            return None
-        try:
-            if any(mark in run for mark in ".eE"):
-                return None if type.is_integer else texts.astype(np.float64).astype(dtype)
-            return texts.astype(np.int64).astype(dtype)
-        except ValueError:  # not plain numbers
-            return None
+        return run_values(self.runs[items[0].offset], np.dtype(NUMPY_CODE[type]))
 
     def do_data(self, group: Group, ref: Token, values: list[Any]) -> None:
         """Keep a variable's data list (given twice, the last one counts, as in ncgen)."""

@@ -49,6 +49,7 @@ from nczarr.model import (
 from nczarr.model.resolve import ANONYMOUS_PREFIX, Resolver, anonymous_dimensions, shortest_reference
 from nczarr.syntax.cdldump_ncml import ncml_lines
 from nczarr.syntax.cdldump_times import TimeAxis, time_axes
+from nczarr.syntax.cdlnumbers import Layout, joined_values, lay_out
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import (
@@ -574,7 +575,9 @@ class _Dumper:
         lines: list[tuple[str, str]] = []
         # Zarr has no contiguous layout: a file's variable without chunks is contiguous
         chunks = storage.chunks if variable.dimensions else None
-        if not chunks:
+        if variable.fqn in getattr(self.source, "compact", ()):  # an HDF5 file's compact layout
+            lines.append(("_Storage", '"compact"'))
+        elif not chunks:
             lines.append(("_Storage", '"contiguous"'))
         else:
             lines.append(("_Storage", '"chunked"'))
@@ -638,6 +641,14 @@ class _Dumper:
         braces = _braces(shape, [d.unlimited for d in dimensions])
         notes = _Annotations(name, shape, self.opts.index_language, ind)
         rows = _row_count(shape)
+        if (
+            isinstance(type_, AtomicType)
+            and braces is None
+            and not (self.opts.brief or self.opts.full)
+            and self._plain_numbers(variable, type_)
+        ):
+            yield from self._number_data(variable, type_, shape)
+            return
         chunks = self._char_rows(variable, shape) if is_char else self._value_rows(variable, type_, group, shape)
         for row, offset, texts, complete in chunks:
             opens, closes = braces(row) if braces is not None and offset == 0 else (0, 0)
@@ -666,6 +677,53 @@ class _Dumper:
                     out.put("  ")
             yield out.take()
         yield out.take()
+
+    def _plain_numbers(self, variable: Variable, type_: AtomicType) -> bool:
+        """Whether the data are numbers printed one format each, not times."""
+        return (type_.is_integer or type_.is_float) and id(variable) not in self.axes
+
+    def _number_data(self, variable: Variable, type_: AtomicType, shape: tuple[int, ...]) -> Iterator[str]:
+        """The data of a numeric variable without index comments nor braces, a slab at a
+        time formatted and laid out by :mod:`nczarr.syntax.cdlnumbers`."""
+        out = self.out
+        fmt = self._data_format(variable, type_)
+        fill = self._fill_value(variable, type_)
+        rank = len(shape)
+        width = shape[-1] if shape else 1
+        total = math.prod(shape)
+        done = 0
+        for raw in self._slabs(variable, shape, split_row=True):
+            count = raw.size
+            done += count
+            complete = rank > 1 or done % width == 0
+            fills = None if fill is None else _fill_mask(raw, type_, fill)
+            joined = joined_values(raw, fmt, fills, "f" if type_ is AtomicType.FLOAT else "")
+            texts = None
+            if joined is None:  # values formatted one by one
+                texts = _numeric_rows(raw.reshape(1, -1), type_, fmt, fill)[0]
+                text = ", ".join(texts)
+                joined = np.frombuffer(text.encode("ascii"), np.uint8) if text.isascii() else None
+            layout = Layout(out.max, out.col, out.indent + 2, out.indent + 4)
+            placed = None if joined is None else lay_out(joined, count, width if rank > 1 else count, layout, complete)
+            if placed is None:  # a value the joined text cannot be split at (a C_format's comma)
+                if texts is None:
+                    texts = _numeric_rows(raw.reshape(1, -1), type_, fmt, fill)[0]
+                rows = [texts[i : i + width] for i in range(0, count, width)] if rank > 1 else [texts]
+                for k, row in enumerate(rows):
+                    out.put_row(row, "" if complete else ", ")
+                    if complete and k < len(rows) - 1:
+                        out.put(",\n")
+                        out.put("  ")
+            else:
+                out.raw(placed[0])
+                out.col = placed[1]
+            if complete and done == total:
+                out.put(" ;")
+                out.put("\n")
+            elif complete:
+                out.put(",\n")
+                out.put("  ")
+            yield out.take()
 
     def _value_rows(self, variable: Variable, type_: Any, group: Group, shape: tuple[int, ...]) -> Iterator[_Chunk]:
         """The texts of the values, a row (or, of a 1-D variable, a part of its row) at a
@@ -1082,7 +1140,7 @@ def dataset_name(path: str) -> str:
 def dump(
     source: DatasetSource, options: DumpOptions = DumpOptions(), name: str | None = None, path: str = ""
 ) -> Iterator[str]:
-    """The lines (with their newlines) ``ncdump`` prints for the dataset of ``source`` with
+    """The text ``ncdump`` prints for the dataset of ``source``, in pieces (a line or many) with
     ``options``; ``path`` is its location, ``name`` the dataset name of the first line
     (``options.name`` wins, then ``name``, then the location's base name without extension)."""
     if options.kind:
@@ -1100,4 +1158,4 @@ def dump(
         return
     for block in dumper.run():
         if block:
-            yield from block.splitlines(keepends=True)
+            yield block
