@@ -10,7 +10,7 @@ import numpy as np
 
 from nczarr.api.types import PRIMITIVE_CODES
 from nczarr.errors import ArgumentError, DataTypeError, StoreError
-from nczarr.model import AtomicType, Attribute
+from nczarr.model import AtomicType, Attribute, EnumType, resolve_type
 from nczarr.model import AttributeValue as ModelValue
 from nczarr.values.types import atomic_type_of, dtype_of
 
@@ -25,12 +25,18 @@ def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: b
     """The value netCDF4 returns for a stored attribute: a str for text (bytes for a char
     variable's ``_FillValue``: ``char_as_bytes``), a numpy scalar for one number, an array for
     several, a list of str for several strings. Text is decoded as netCDF4 decodes it: bytes
-    that are not ``encoding`` replaced by U+FFFD, NULs removed."""
+    that are not ``encoding`` replaced by U+FFFD, NULs removed; an enum's values are numbers
+    of its base type."""
     type, values = attribute.type, attribute.values
+    scope = attribute.group
+    if isinstance(type, str) and scope is not None:
+        found = resolve_type(scope, type)
+        if isinstance(found, EnumType) and isinstance(found.base, AtomicType):
+            type = found.base
     if type is AtomicType.CHAR:
         assert isinstance(values, str)
-        if char_as_bytes:
-            return _raw_bytes(values)
+        if char_as_bytes:  # a char _FillValue is one char: "" holds a NUL
+            return _raw_bytes(values) or b"\x00"
         return _netcdf4_text(values, encoding)
     if type is AtomicType.STRING:
         texts = [_netcdf4_text(str(v), encoding) for v in values]

@@ -28,6 +28,7 @@ from nczarr.convert.copy import CopyOptions, copy_source
 from nczarr.errors import ArgumentError, ContainerError
 from nczarr.formats.session import Session
 from nczarr.model import Dataset, Variable, resolve_dimension
+from nczarr.model.resolve import name_anonymous
 from nczarr.store.memory import MemoryStore
 from nczarr.values.indexing import Selector
 from nczarr.values.source import DatasetSource
@@ -135,6 +136,7 @@ class FileTarget:
     def _write(self, path: str) -> None:
         source = sources.zarr_source(self.memory)
         try:
+            name_anonymous(source.dataset)  # a netCDF file names every dimension, as copy does
             if self.data_model.startswith("NETCDF3") or self.session is None:
                 self.write(path, source, self.data_model)
             else:

@@ -639,10 +639,14 @@ class Variable:
             view = self._usertype.dtype_view
             if view != self._dtype:
                 raw = raw.view(view)
-        if kind in ("string", "compound", "opaque"):
+        if kind == "compound":  # netCDF4: a record is a scalar, a scalar variable a 0-d array
+            return raw[()] if raw.ndim == 0 and self.ndim else raw
+        if kind in ("string", "opaque"):
             return raw[()] if raw.ndim == 0 else raw
         if kind == "vlen":  # netCDF4 unpacks (scale_factor, add_offset) numeric vlens too
             return rules.decode(raw[()] if raw.ndim == 0 else raw, self._conversion_rules(), whole_last_axis=False)
+        if not self.ndim and not raw.dtype.isnative:  # netCDF4 reads a scalar variable in native order
+            raw = raw.astype(raw.dtype.newbyteorder("="))
         return rules.decode(raw, self._conversion_rules(), whole_last_axis=self._whole_last_axis(key))
 
     def _whole_last_axis(self, key: Key) -> bool:

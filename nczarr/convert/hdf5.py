@@ -45,6 +45,7 @@ from nczarr.values.storage import (
 from nczarr.values.stored import convert_records, decode_records, has_record_encoding
 from nczarr.values.types import (
     atomic_type_of,
+    default_fill,
     dtype_of,
     float32,
     value_dtype,
@@ -100,6 +101,21 @@ def require_h5netcdf() -> tuple[ModuleType, ModuleType]:
 
 
 # -- reading -----------------------------------------------------------------------------
+
+_PLUGINS_LOADED: list[bool] = []
+
+
+def _load_filter_plugins() -> bool:
+    """hdf5plugin's filters registered with h5py's HDF5 (once, on the first read a filter
+    fails); whether that happened now."""
+    if _PLUGINS_LOADED:
+        return False
+    _PLUGINS_LOADED.append(True)
+    try:
+        import hdf5plugin  # noqa: F401  (importing registers its filters)
+    except ImportError:
+        return False
+    return True
 
 
 @dataclass
@@ -175,6 +191,8 @@ class Hdf5Reader:
         self.netcdf4_marks = classic or _marks(self._h5py, self._file) >= 2
         self.dataset = Dataset(data_model=DataModel.CLASSIC if classic else DataModel.ENHANCED)
         self.storage = {}
+        #: The FQNs of the variables stored in HDF5's compact layout (``ncdump -s`` names it).
+        self.compact: set[str] = set()
         #: What the tree and ``storage`` cannot say (szip, unknown filters), by variable FQN.
         self.unsupported: dict[str, str] = {}
         self._datasets: dict[str, Any] = {}
@@ -339,6 +357,8 @@ class Hdf5Reader:
                 if variable.h5ds.id.get_type().get_class() in (self._h5py.h5t.INTEGER, self._h5py.h5t.FLOAT):
                     self._numbers[new.fqn] = variable.h5ds.id.get_type().get_size()
                 self.storage[new.fqn] = self._storage(new, variable.h5ds, variable.h5ds.id.get_type())
+                if variable.h5ds.id.get_create_plist().get_layout() == self._h5py.h5d.COMPACT:
+                    self.compact.add(new.fqn)
             self._read_attributes(planned.h5group, planned.node, planned.node)
 
     def _read_type(self, group: Group, name: str, tid: Any) -> None:
@@ -489,9 +509,13 @@ class Hdf5Reader:
                 data = _records(h5ds, inner)
             else:
                 data = np.asarray(h5ds[inner])
+                if h5ds.ndim == 0 and data.dtype != h5ds.dtype and h5ds.dtype.kind != "O":
+                    data = data.astype(h5ds.dtype)  # h5py gives a scalar as a number in native order
         except NCZarrError:
             raise
         except OSError as error:
+            if _load_filter_plugins():  # a filter beyond deflate (Blosc, Zstd...): hdf5plugin's, then again
+                return self.read(variable, selection)
             raise Hdf5Error(
                 f"{self.path}: cannot read {variable.fqn}: {error} (an HDF5 filter plugin, e.g. "
                 "from the hdf5plugin package, may be missing)"
@@ -580,6 +604,12 @@ class Hdf5Reader:
     def _fill(self, variable: Variable, h5ds: Any, dtype: np.dtype) -> Any:
         if dtype.kind == "O":
             return ""
+        # netcdf-c fills what is beyond a dataset without an HDF5 fill value of its own with
+        # netCDF's default fill, not HDF5's zeros (nor the _FillValue attribute)
+        own = h5ds.id.get_create_plist().fill_value_defined() == self._h5py.h5d.FILL_VALUE_USER_DEFINED
+        default = None if own or dtype.fields is not None else default_fill(dtype)
+        if default is not None:
+            return np.asarray(default, dtype)
         if self._converted(variable):
             fill = np.zeros((), dtype)
             h5ds.id.get_create_plist().get_fill_value(fill)

@@ -5,6 +5,7 @@ when a variable asks for one."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import math
@@ -154,7 +155,8 @@ def _filter_available(h5py: Any, code: int) -> bool:
     except ImportError:
         return bool(h5py.h5z.filter_avail(code))
     if code not in _REGISTERED:
-        hdf5plugin.register(_PLUGIN_NAMES[code], force=True)
+        with contextlib.suppress(RuntimeError):  # in use by an open file: HDF5 reads with it, so it works here
+            hdf5plugin.register(_PLUGIN_NAMES[code], force=True)
         _REGISTERED.add(code)
     return bool(h5py.h5z.filter_avail(code))
 
@@ -351,6 +353,9 @@ class _Writer:
                 kwargs.update(compression="gzip", compression_opts=storage.complevel)
             elif storage.compression == "zstd" or storage.compression == "bzip2":
                 kwargs.update(compression=HDF5_FILTER_OF[storage.compression], compression_opts=(storage.complevel,))
+            elif storage.compression is not None and np.dtype(getattr(dtype, "dtype", dtype)).hasobject:
+                # Blosc's HDF5 filter crashes HDF5 on strings and vlens (netCDF4 fails on them too)
+                log.warning("%s: %s left out: Blosc cannot compress strings or vlens in HDF5", variable.fqn, storage.compression)
             elif storage.compression is not None:
                 blosc = (0, 0, 0, 0, storage.complevel, storage.blosc_shuffle, BLOSC_CODES[storage.compression])
                 kwargs.update(compression=HDF5_BLOSC, compression_opts=blosc)

@@ -459,7 +459,8 @@ class PureZarrDraft(PureZarr):
         self, variable: Variable, storage: VariableStorage, resolver: Resolver, read: ArrayMetadata | None = None
     ) -> ArrayMetadata:
         metadata = super()._metadata(variable, storage, resolver, read)
-        if not storage.fill and isinstance(metadata, ArrayMetadataV3):
+        # no fill (nccopy's default) is null unless fill_value must hold _FillValue, which matters more
+        if not storage.fill and variable.find_attribute("_FillValue") is None and isinstance(metadata, ArrayMetadataV3):
             metadata = replace(metadata, extensions={DRAFT_MEMBER: {"must_understand": False, "fill_value": None}})
         return metadata
 

@@ -33,7 +33,7 @@ from nczarr.model import (
     Variable,
     join_fqn,
 )
-from nczarr.model.resolve import ANONYMOUS_PREFIX, shortest_reference
+from nczarr.model.resolve import ANONYMOUS_PREFIX, name_anonymous, shortest_reference
 from nczarr.model.resolve import anonymous_dimensions as anonymous_dimensions  # the conventions' import
 from nczarr.zarr.jsonvalue import JSON, JSONObject
 from nczarr.zarr.metadata import MAX_ELEMENTS
@@ -194,14 +194,17 @@ def variable_dimensions(variable: Variable, resolver: Resolver) -> list[Dimensio
 
 def drop_anonymous(dataset: Dataset) -> None:
     """Remove the root dimensions that stood for anonymous dimensions (every reference to
-    them became a size); one no variable uses stays a dimension, as netcdf-c lists it."""
+    them became a size); one no variable uses stays a dimension, as netcdf-c lists it.
+
+    Anonymous dimensions show after the root's others, in order of first use: where the
+    store declares them otherwise (a file's own dimensions of those names), dropping them
+    would reorder what netcdf-c lists, so they stay named dimensions."""
     references = [ref for group in dataset.walk() for variable in group.variables for ref in variable.dimensions]
     used = {ref for ref in references if isinstance(ref, str)}
     sizes = {ref for ref in references if isinstance(ref, int)}
-    dataset.dimensions[:] = [
-        d
-        for d in dataset.dimensions
-        if not (
+
+    def stands_for_anonymous(d: Dimension) -> bool:
+        return (
             d.name.startswith(ANONYMOUS_PREFIX)
             and d.name[len(ANONYMOUS_PREFIX) :] == str(d.size)
             and not d.unlimited
@@ -209,7 +212,15 @@ def drop_anonymous(dataset: Dataset) -> None:
             and d.name not in used
             and f"/{d.name}" not in used
         )
-    ]
+
+    kept = [d for d in dataset.dimensions if not stands_for_anonymous(d)]
+    dropped = [d for d in dataset.dimensions if stands_for_anonymous(d)]
+    first_use = [d.size for d in anonymous_dimensions(dataset)]
+    shown = kept + sorted(dropped, key=lambda d: first_use.index(d.size))
+    if [id(d) for d in shown] != [id(d) for d in dataset.dimensions]:
+        name_anonymous(dataset)
+        return
+    dataset.dimensions[:] = kept
 
 
 def reference_of(dimension_fqn: str, scope: Group, resolver: Resolver) -> str | int:
