@@ -8,8 +8,6 @@ these tests fail at import."""
 from __future__ import annotations
 
 import json
-import logging
-import socket
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -22,7 +20,7 @@ import pytest
 import requests
 import s3fs
 import xarray as xr
-from moto.server import ThreadedMotoServer
+from motoserver import moto_s3
 
 import nczarr
 from nczarr.cli import main
@@ -49,43 +47,14 @@ class Server:
         return boto3.client("s3", endpoint_url=self.endpoint)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """moto's S3 server with a private bucket and a public-read one (moto serves anonymous
     reads by the bucket's canned ACL), and test credentials: a default key and a profile
     ``lab`` in the tests' own AWS files."""
     home = tmp_path_factory.mktemp("aws")
-    (home / "credentials").write_text("[lab]\naws_access_key_id = lab\naws_secret_access_key = lab\n")
-    (home / "config").write_text("[profile lab]\nregion = us-east-1\n")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    with pytest.MonkeyPatch.context() as env:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_SHARED_CREDENTIALS_FILE": str(home / "credentials"),
-            "AWS_CONFIG_FILE": str(home / "config"),
-        }.items():
-            env.setenv(name, value)
-        for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
-            env.delenv(name, raising=False)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
-        server.start()
-        try:
-            endpoint = f"http://127.0.0.1:{server._port}"
-            client = boto3.client("s3", endpoint_url=endpoint)
-            client.create_bucket(Bucket=BUCKET)
-            client.create_bucket(Bucket=PUBLIC, ACL="public-read")
-            yield Server(endpoint, home)
-        finally:
-            server.stop()
+    with moto_s3(home, {BUCKET: None, PUBLIC: "public-read"}) as endpoint:
+        yield Server(endpoint, home)
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ these tests fail (at import), they do not skip."""
 from __future__ import annotations
 
 import json
-import logging
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -21,7 +19,7 @@ import boto3
 import pytest
 import s3fs  # noqa: F401  (nczarr opens S3 URLs through it: missing, these tests must fail)
 import xarray as xr
-from moto.server import ThreadedMotoServer
+from motoserver import moto_s3
 
 import nczarr
 from nczarr.errors import NCZarrError
@@ -48,42 +46,12 @@ class S3Server:
         return body
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """moto's S3 server on 127.0.0.1 with one bucket, and an environment whose credentials,
     region and AWS config files are the tests' own (a profile ``lab``)."""
-    aws = tmp_path_factory.mktemp("aws")
-    (aws / "credentials").write_text("[lab]\naws_access_key_id = lab\naws_secret_access_key = lab\n")
-    (aws / "config").write_text("[profile lab]\nregion = us-east-1\n")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    with pytest.MonkeyPatch.context() as env:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_SESSION_TOKEN": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_SHARED_CREDENTIALS_FILE": str(aws / "credentials"),
-            "AWS_CONFIG_FILE": str(aws / "config"),
-        }.items():
-            env.setenv(name, value)
-        for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
-            env.delenv(name, raising=False)
-        port = _free_port()
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        server.start()
-        try:
-            endpoint = f"http://127.0.0.1:{port}"
-            boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
-            yield S3Server(endpoint)
-        finally:
-            server.stop()
+    with moto_s3(tmp_path_factory.mktemp("aws"), {BUCKET: None}, session_token=True) as endpoint:
+        yield S3Server(endpoint)
 
 
 @pytest.fixture
