@@ -49,7 +49,7 @@ from nczarr.model import (
 from nczarr.model.resolve import ANONYMOUS_PREFIX, Resolver, anonymous_dimensions, shortest_reference
 from nczarr.syntax.cdldump_ncml import ncml_lines
 from nczarr.syntax.cdldump_times import TimeAxis, time_axes
-from nczarr.syntax.cdlnumbers import Layout, joined_values, lay_out
+from nczarr.syntax.cdlnumbers import Layout, c_printf, joined_values, lay_out
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import (
@@ -898,7 +898,8 @@ def _numeric_rows(raw: np.ndarray, type_: AtomicType, fmt: str | None, fill: Any
                     texts[i][j] = "_"
         return texts
     if fmt is not None:
-        texts = [[fmt % v for v in row] for row in values]
+        passed, fmt = c_printf(raw, fmt)
+        texts = [[fmt % v for v in row] for row in passed.tolist()]
     else:
         texts = [list(map(str, row)) for row in values]
     if fill is not None:

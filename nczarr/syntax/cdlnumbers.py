@@ -56,7 +56,8 @@ def joined_values(
             return _compact(_general_grid(wide, int(general[1])), flat, fills, suffix)
     if (fills is not None and fills.any()) or (flat.dtype.kind == "f" and not np.isfinite(flat).all()):
         return None
-    items = flat.tolist()
+    passed, fmt = c_printf(flat, fmt)
+    items = passed.tolist()
     key = (fmt, len(items))
     template = _templates.get(key)
     if template is None:
@@ -66,6 +67,34 @@ def joined_values(
     if not text.isascii():
         return None
     return np.frombuffer(text.encode("ascii"), np.uint8)
+
+
+#: A printf integer conversion: its length modifier and conversion letter.
+_INTEGER_CONVERSION = re.compile(r"(%[-+ #0]*\d*(?:\.\d*)?)(hh|h|ll|l|j|z|t)?([diouxX])")
+#: The bits a conversion reads by its length modifier (none: an int's 32).
+_READ_BITS = {"hh": 8, "h": 16, "": 32, "l": 64, "ll": 64, "j": 64, "z": 64, "t": 64}
+
+
+def c_printf(values: np.ndarray, fmt: str) -> tuple[np.ndarray, str]:
+    """Integer ``values`` as C's printf reads them through ``fmt`` (a ``C_format``) when
+    ncdump hands them over, and ``fmt`` as Python's ``%`` takes it (no length modifier).
+    A value of 32 bits or less is passed as a 32-bit int (the upper half of its register
+    zero); the conversion reads as many bits as its modifier says, signed for ``%d``/``%i``,
+    unsigned for ``%u``/``%o``/``%x``: a uint of 3e9 prints negative through ``%d``, an
+    int64 its low 32 bits, a negative int through ``%ld`` as its unsigned 32 bits. Other
+    values, and formats with another conversion or more than one, are left as they are."""
+    found = _INTEGER_CONVERSION.findall(fmt)
+    if values.dtype.kind not in "iu" or len(found) != 1 or fmt.count("%") - 2 * fmt.count("%%") != 1:
+        return values, fmt
+    _, modifier, letter = found[0]
+    bits = values.astype(np.int64 if values.dtype.kind == "i" else np.uint64).view(np.uint64)
+    if values.dtype.itemsize <= 4:
+        bits = bits & np.uint64(0xFFFFFFFF)
+    width = _READ_BITS[modifier]
+    kind = "i" if letter in "di" else "u"
+    read = np.dtype(f"{kind}{width // 8}")
+    passed = (bits & np.uint64((1 << width) - 1)).astype(f"u{width // 8}").view(read) if width < 64 else bits.view(read)
+    return passed, _INTEGER_CONVERSION.sub(r"\1\3", fmt)
 
 
 #: C's "%.<P>g", which :func:`_joined_general` prints without C
