@@ -117,7 +117,9 @@ def fill(draw: st.DrawFn, group: Group, types: Types, dimensions: list[str], dep
     add_types(draw, group, types)
     for _ in range(draw(st.integers(0, 2))):
         tp, _values = choose_type(draw, types.any, list(AtomicType))
-        refs = st.one_of(st.integers(0, 2**40), st.sampled_from(dimensions or ["/"]), NAMES)
+        # a name as a reference is relative: one starting with "/" would be an (unescaped) FQN
+        relative = NAMES.filter(lambda name: not name.startswith("/"))
+        refs = st.one_of(st.integers(0, 2**40), st.sampled_from(dimensions or ["/"]), relative)
         variable = group.add_variable(draw(NAMES), tp, draw(st.lists(refs, max_size=3)))
         add_attributes(draw, variable, types)
     add_attributes(draw, group, types)
