@@ -361,7 +361,7 @@ class NczarrDataStore(WritableCFDataStore):
             name = str(dim)
             if name in existing:
                 if length != existing[name] and name not in self.region:
-                    raise ValueError(  # xarray's words, as its netCDF engines say it
+                    raise ArgumentError(  # xarray's words, as its netCDF engines say it
                         f"Unable to update size for existing dimension {name!r} ({length} != {existing[name]}): "
                         "use append_dim= or region= to write into it"
                     )
@@ -475,11 +475,11 @@ class NczarrDataStore(WritableCFDataStore):
         for a dtype that carries enum members, else the numpy dtype."""
         encoded = variable.encoding.get("dtype")
         if encoded is str and self.classic:
-            raise ValueError(f"encoding dtype=str for vlen strings is only supported with format='NETCDF4' ({name!r})")
+            raise ArgumentError(f"encoding dtype=str for vlen strings is only supported with format='NETCDF4' ({name!r})")
         if encoded is str or variable.dtype.kind in "UO" or variable.dtype.kind == "T":
             return str
         if variable.dtype.kind not in "iufcSb":
-            raise ValueError(f"unsupported dtype for an nczarr variable {name!r}: {variable.dtype}")
+            raise ArgumentError(f"unsupported dtype for an nczarr variable {name!r}: {variable.dtype}")
         dtype = variable.dtype
         metadata: Mapping[str, object] = dtype.metadata or (encoded.metadata if isinstance(encoded, np.dtype) else None) or {}
         enum_name, members = metadata.get("enum_name"), metadata.get("enum")
@@ -488,7 +488,7 @@ class NczarrDataStore(WritableCFDataStore):
             if existing is None:
                 return self.ds.createEnumType(dtype, enum_name, members)
             if existing.enum_dict != members:
-                raise ValueError(
+                raise ArgumentError(
                     f"cannot write variable {name!r}: an enum {enum_name!r} with other members is already in the "
                     "dataset (give each enum its own name in encoding['dtype'].metadata)"
                 )
@@ -542,7 +542,7 @@ def is_dask(data: object) -> bool:
 
 def _check_name(name: str) -> None:
     if "/" in name:  # xarray's words, as its netCDF engines say it
-        raise ValueError(
+        raise ArgumentError(
             f"Forward slashes '/' are not allowed in variable and dimension names (got {name!r}): "
             "'/' separates groups"
         )
@@ -558,7 +558,7 @@ def _storage_keywords(variable: XrVariable, check: bool, unlimited: set[Hashable
         encoding.setdefault("chunksizes", chunks)
     unknown = sorted(set(encoding) - STORAGE_ENCODINGS - _NOT_STORAGE_ENCODINGS)
     if unknown and check:
-        raise ValueError(
+        raise ArgumentError(
             f"unexpected encoding for the nczarr engine: {unknown}; "
             f"valid keys: {sorted(STORAGE_ENCODINGS | {'_FillValue', 'dtype'})}"
         )

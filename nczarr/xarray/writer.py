@@ -214,10 +214,10 @@ def _as_stored(
     if append_dim is not None:
         dimensions = store.get_dimensions()
         if str(append_dim) not in dimensions:
-            raise ValueError(f"append_dim {append_dim!r} is not a dimension of the stored dataset ({sorted(dimensions)})")
+            raise ArgumentError(f"append_dim {append_dim!r} is not a dimension of the stored dataset ({sorted(dimensions)})")
         unlimited = store.get_encoding()["unlimited_dims"]
         if str(append_dim) not in unlimited and not store.grow_in_pure_zarr(str(append_dim)):
-            raise ValueError(
+            raise ArgumentError(
                 f"append_dim {append_dim!r} is not unlimited in the stored dataset: only an unlimited dimension grows "
                 "(write it first with unlimited_dims=[...])"
             )
@@ -229,11 +229,11 @@ def _as_stored(
         return dataset
     given = sorted(str(name) for name in stored_names if name in encoding)
     if given and store.region:
-        raise ValueError(f"variables {given} are already stored: their encoding is the stored one, give none")
+        raise ArgumentError(f"variables {given} are already stored: their encoding is the stored one, give none")
     if store.region:
         missing = sorted(str(name) for name in dataset.variables if name not in stored_names)
         if region is not None and missing:
-            raise ValueError(f"region writes into stored variables only; not stored: {missing}")
+            raise ArgumentError(f"region writes into stored variables only; not stored: {missing}")
     stored = {str(name): store.open_store_variable(str(name), store.ds.variables[str(name)]) for name in stored_names}
     decoded, _, _ = decode_cf_variables(stored, dict(store.get_attrs()))
     dataset = dataset.copy(deep=False)
@@ -254,21 +254,23 @@ def _checked_region(dataset: xr.Dataset, store: NczarrDataStore, region: Mapping
     for dim, part in region.items():
         name = str(dim)
         if not isinstance(part, slice) or part.step not in (None, 1):
-            raise ValueError(f"region[{name!r}] must be a slice with step 1, got {part!r}")
+            raise ArgumentError(f"region[{name!r}] must be a slice with step 1, got {part!r}")
         if name not in dimensions:
-            raise ValueError(f"region names {name!r}, not a dimension of the stored dataset ({sorted(dimensions)})")
+            raise ArgumentError(f"region names {name!r}, not a dimension of the stored dataset ({sorted(dimensions)})")
         if (part.start or 0) < 0 or (part.stop or 0) < 0:
-            raise ValueError(f"region[{name!r}] = {part!r}: give the slice from the start, without negative indices")
+            raise ArgumentError(f"region[{name!r}] = {part!r}: give the slice from the start, without negative indices")
         start = part.start or 0
         stop = part.stop if part.stop is not None else start + dataset.sizes.get(dim, dimensions[name] - start)
         if dim in dataset.sizes and stop - start != dataset.sizes[dim]:
-            raise ValueError(f"region[{name!r}] = {part!r} holds {stop - start} elements; the dataset has {dataset.sizes[dim]}")
+            raise ArgumentError(
+                f"region[{name!r}] = {part!r} holds {stop - start} elements; the dataset has {dataset.sizes[dim]}"
+            )
         if stop > dimensions[name] and name not in unlimited:
-            raise ValueError(f"region[{name!r}] = {part!r} reaches past the stored length {dimensions[name]}")
+            raise ArgumentError(f"region[{name!r}] = {part!r} reaches past the stored length {dimensions[name]}")
         checked[name] = slice(start, stop)
     for key, variable in dataset.variables.items():
         if not set(map(str, variable.dims)) & set(checked):
-            raise ValueError(
+            raise ArgumentError(
                 f"variable {key!r} has none of the region's dimensions {sorted(checked)}: drop it from the dataset"
             )
     return checked
