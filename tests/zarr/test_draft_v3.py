@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from zarr218 import zarr218_python
 
 from nczarr.errors import MetadataError
 from nczarr.store import DirectoryStore, MemoryStore
@@ -205,13 +206,6 @@ def test_memory_store_round_trip_and_chunk_keys() -> None:
     assert isinstance(draft_view(store), DraftStore)
 
 
-def _zarr218() -> str:
-    python = os.environ.get("NCZARR_ZARR218_PYTHON")
-    if not python:
-        pytest.skip("NCZARR_ZARR218_PYTHON names no zarr-python 2.18 interpreter (the committed fixtures are checked)")
-    return python
-
-
 _READER = textwrap.dedent(
     """
     import base64, json, sys
@@ -239,7 +233,7 @@ _READER = textwrap.dedent(
 
 
 def test_zarr218_reads_what_nczarr_writes(tmp_path: Path) -> None:
-    python = _zarr218()
+    python = zarr218_python()
     source = _open(ZARR218)
     target = create_group(DirectoryStore(str(tmp_path / "w")), zarr_format=DRAFT_FORMAT, attributes=source.attrs.asdict())
     for path, attributes in EXPECTED["zarr218.zr3"]["groups"].items():

@@ -16,6 +16,7 @@ from pathlib import Path
 import netCDF4
 import numpy as np
 import pytest
+from zarr218 import zarr218_python
 
 import nczarr
 from nczarr.store import DirectoryStore
@@ -131,13 +132,6 @@ def test_object_array_fill_zero_as_zarr218_writes_it(tmp_path: Path) -> None:
     assert "fill value" in _cli("info", target).stderr
 
 
-def _zarr218() -> str:
-    python = os.environ.get("NCZARR_ZARR218_PYTHON")
-    if not python:
-        pytest.skip("NCZARR_ZARR218_PYTHON names no zarr-python 2.18 interpreter (the committed fixtures are checked)")
-    return python
-
-
 _MAKE = textwrap.dedent(
     """
     import sys
@@ -186,7 +180,7 @@ def _run(python: str, script: str, path: Path) -> str:
 
 
 def test_zarr218_stores_of_other_shapes_read(tmp_path: Path) -> None:
-    python = _zarr218()
+    python = zarr218_python()
     store = tmp_path / "a.zr3"
     _run(python, _MAKE, store)
     with nczarr.Dataset(store) as ds:
@@ -203,7 +197,7 @@ def test_zarr218_stores_of_other_shapes_read(tmp_path: Path) -> None:
 
 
 def test_zarr218_reads_what_we_write_of_other_shapes(tmp_path: Path) -> None:
-    python = _zarr218()
+    python = zarr218_python()
     store = tmp_path / "w.zr3"
     with nczarr.Dataset(store, "w", format="ZARR_V3_DRAFT") as ds:
         ds.title = "ünïcödé ☃"
