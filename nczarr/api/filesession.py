@@ -25,7 +25,7 @@ import numpy as np
 
 from nczarr.convert import sources
 from nczarr.convert.copy import CopyOptions, copy_source
-from nczarr.errors import ArgumentError, ContainerError
+from nczarr.errors import ArgumentError, ContainerError, NCZarrError
 from nczarr.formats.session import Session
 from nczarr.model import Dataset, Variable, resolve_dimension
 from nczarr.model.resolve import name_anonymous
@@ -51,7 +51,11 @@ def image_source(memory: object, display: str) -> tuple[DatasetSource, Callable[
             file.write(data)
         if sources.file_kind(path) is None:
             raise ContainerError(f"{display!r}: memory= holds no netCDF-3 or netCDF-4 file image")
-        source = sources.open_source(path)
+        try:
+            source = sources.open_source(path)
+        except NCZarrError as error:  # named by the temporary copy: say what the user gave
+            problem = str(error).replace(f"{path}: ", "").replace(path, "the image")
+            raise ContainerError(f"{display!r}: memory= holds no readable file image: {problem}") from None
     except BaseException:
         os.unlink(path)
         raise

@@ -10,7 +10,6 @@ import copy
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from nczarr.model import (
     VlenType,
     validate,
 )
-from nczarr.store import replace_file
+from nczarr.store import replace_file, temp_beside
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import (
@@ -97,7 +96,7 @@ def write_hdf5(
         raise FormatError(f"cannot write {os.fspath(path)} as {data_model}:\n  " + "\n  ".join(found))
     target = Path(path)
     try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        handle, temporary = temp_beside(os.fspath(target))
     except OSError as error:
         raise Hdf5Error(f"{target}: cannot create the file: {error.strerror or error}") from error
     os.close(handle)

@@ -13,7 +13,6 @@ import logging
 import math
 import mmap
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,7 @@ import numpy as np
 from nczarr.errors import DatasetNotFoundError, Netcdf3Error
 from nczarr.formats import FormatError
 from nczarr.model import AtomicType, DataModel, Dataset, Dimension, Group, Resolver, Variable
-from nczarr.store import replace_file
+from nczarr.store import replace_file, temp_beside
 from nczarr.values.blocks import first_index, plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import VariableStorage
@@ -546,9 +545,8 @@ def write_netcdf3(
     if plan.problems:
         raise FormatError(f"{os.fspath(path)}: cannot write {plan.kind.name}:\n  " + "\n  ".join(plan.problems))
     target = os.path.abspath(os.fspath(path))
-    temporary = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
     try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        descriptor, temporary = temp_beside(target)
     except OSError as error:
         raise Netcdf3Error(f"{target}: cannot create the file: {error.strerror or error}") from error
     try:

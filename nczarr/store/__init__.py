@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nczarr.errors import InvalidModeError
-from nczarr.store._files import read_regular_file, remove_tree, replace_file
+from nczarr.store._files import read_regular_file, remove_tree, replace_file, temp_beside
 from nczarr.store.base import (
     ByteRange,
     Store,
@@ -32,6 +32,7 @@ __all__ = [
     "remove_tree",
     "replace_file",
     "slice_range",
+    "temp_beside",
     "validate_key",
     "validate_prefix",
     "validate_range",

@@ -130,10 +130,26 @@ def atomic_open(path: str, *, fsync: bool = False, temp_dir: str | None = None) 
         raise
 
 
+def temp_beside(path: str) -> tuple[int, str]:
+    """A new file, open for writing, in the folder of ``path``, to :func:`replace_file` over
+    it once complete: with the umask's permissions, as any file a user writes (not mkstemp's
+    0600). FileNotFoundError when that folder does not exist: it is not created."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        temp = os.path.join(directory, TEMP_PREFIX + secrets.token_hex(8))
+        try:
+            return os.open(temp, _O_FLAGS, 0o666), temp
+        except FileExistsError:
+            continue
+
+
 def replace_file(temp: str, path: str, *, fsync: bool | None = None) -> None:
-    """Move the complete file ``temp`` over ``path`` (same directory), as ``os.replace``;
-    ``fsync`` (None: the ``NCZARR_FSYNC`` setting) makes its contents and the rename reach
-    the disk first. For writers that must create their temporary file themselves."""
+    """Move the complete file ``temp`` over ``path`` (same directory), as ``os.replace``,
+    keeping the permissions of the file it replaces (an update must not change who may read
+    it); ``fsync`` (None: the ``NCZARR_FSYNC`` setting) makes its contents and the rename
+    reach the disk first. For writers that must create their temporary file themselves."""
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(temp, stat.S_IMODE(os.stat(path).st_mode))
     fsync = resolve_fsync(fsync)
     if fsync:
         fd = os.open(temp, os.O_RDWR | getattr(os, "O_BINARY", 0))  # Windows fsyncs only writable files
