@@ -740,7 +740,8 @@ def _open_store(
 
     def real(mode: str) -> Store:
         if location.zip:
-            return ZipStore(location.target, {"r": "r", "r+": "a", "a": "a"}.get(mode, "w"))
+            zip_mode = {"r": "r", "r+": "a", "a": "a"}.get(mode, "w")
+            return ZipStore(location.target, zip_mode, folder=location.zip_folder)
         return open_store(location.target, mode, storage_options=location.storage_options)
 
     if not diskless:

@@ -76,7 +76,7 @@ def open_store(
             return _open_remote_zip(where.target, mode, where.storage_options)
         return _open_fsspec(where.target, mode, where.storage_options)
     if where.zip:
-        return _open_zip(where.target, mode)
+        return _open_zip(where.target, mode, where.zip_folder)
     return _open_directory(where.target, mode)
 
 
@@ -199,14 +199,14 @@ def _local_keys(root: str) -> Iterator[str]:
                     yield prefix + entry.name
 
 
-def _open_zip(path: str, mode: str) -> ZipStore:
+def _open_zip(path: str, mode: str, folder: str | None) -> ZipStore:
     exists = os.path.lexists(path)
     if mode == "r+" and not exists:
         raise StoreError(f"zip archive {path!r} does not exist")
     if mode in ("w-", "x") and exists:
         _refuse_existing(path)
     zip_mode = {"r": "r", "r+": "a", "a": "a"}.get(mode, "w")
-    return ZipStore(path, zip_mode)
+    return ZipStore(path, zip_mode, folder=folder)
 
 
 def is_fsspec_object(location: object) -> bool:

@@ -63,6 +63,16 @@ class StoreURL:
     mode: tuple[str, ...] = ()
     fragment: str = ""
 
+    @property
+    def zip_folder(self) -> str | None:
+        """The directory netcdf-c's zip storage (a URL naming ``zip``) roots a new archive's
+        dataset in: the archive's name less one extension (``x.zip`` holds ``x/``); None
+        for a plain path, whose keys go at the archive's top, where zarr-python reads them."""
+        if not self.zip or "zip" not in self.mode:
+            return None
+        name = os.path.basename(self.target)
+        return name.rpartition(".")[0] if "." in name else name or None
+
 
 def has_fragment(location: str) -> bool:
     """Whether ``location`` ends in netcdf-c's fragment: any URL's ``#...``, or a ``#mode=...``

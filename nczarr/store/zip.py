@@ -35,6 +35,8 @@ _NODE_DOCUMENTS = ("zarr.json", ".zgroup", ".zarray")
 _PIECE = 1 << 20
 #: What unzip gives an extracted entry: a regular file, rw-r--r--.
 _FILE_ATTRIBUTES = 0o100644 << 16
+#: ... and a directory entry: rwxr-xr-x, with MS-DOS's directory flag.
+_DIRECTORY_ATTRIBUTES = (0o040755 << 16) | 0x10
 #: Compression methods read: zipfile inflates bzip2 and lzma without an output limit.
 _READABLE = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 #: A read that inflates more than ``BOMB_SIZE`` bytes, and more than ``BOMB_RATIO`` times
@@ -63,8 +65,15 @@ class ZipStore(Store):
     flushed nor closed leaves ``path`` untouched. Entries are written uncompressed. ``fsync``
     (None: the ``NCZARR_FSYNC`` setting) makes each new archive survive a power cut.
 
-    Archives made by netcdf-c hold every key under one top-level directory named after the
-    archive; such a directory is read as the root (``prefix``) and kept when rewriting.
+    Archives made by netcdf-c (``#mode=nczarr,zip``) hold every key under a top-level
+    directory named after the archive (``x.zip`` holds ``x/``, its first entry). Reading, an
+    archive whose top holds no node document is rooted, as netcdf-c roots it, at the first
+    path segment of its first entry when that directory holds one; that directory is the
+    ``prefix`` of every key, and is kept when rewriting (with the members outside it, copied
+    as they are). ``folder`` names the directory a new archive (mode ``'w'``, or a missing or
+    empty one) keeps its keys in, with a directory entry for it and for each folder of keys
+    as netcdf-c writes them; None writes the keys at the archive's top, where zarr-python
+    reads them.
 
     Members are never extracted. An archive holding two members of one name is refused. A
     member whose name is not a safe key (``..``, absolute, drive letter, backslash) is ignored
@@ -72,7 +81,9 @@ class ZipStore(Store):
     would have to copy or silently drop it. Reads are bounded: see ``BOMB_SIZE``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], mode: str = "r", *, fsync: bool | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], mode: str = "r", *, fsync: bool | None = None, folder: str | None = None
+    ) -> None:
         if mode not in ("r", "w", "a"):
             raise InvalidModeError(f"ZipStore mode must be 'r', 'w' or 'a', not {mode!r}")
         super().__init__(read_only=mode == "r")
@@ -81,11 +92,13 @@ class ZipStore(Store):
         self.mode = mode
         self.fsync = resolve_fsync(fsync)
         #: The directory inside the archive that holds the keys: "" or ending with "/".
-        self.prefix = ""
+        self.prefix = f"{folder}/" if folder else ""
+        if self.prefix and _name_problem(self.prefix) is not None:
+            raise InvalidKeyError(f"cannot keep the keys of {self.path!r} in folder {folder!r}: {_name_problem(self.prefix)}")
         self._lock = threading.Lock()
         self._archive: zipfile.ZipFile | None = None
         self._entries: dict[str, zipfile.ZipInfo] = {}
-        # Directory entries, copied as they are on rewriting.
+        # Directory entries, and files outside ``prefix``: copied as they are on rewriting.
         self._others: list[zipfile.ZipInfo] = []
         self._pending: dict[str, str] = {}  # key -> file holding its new value
         self._deleted: set[str] = set()  # keys of archive entries deleted
@@ -120,14 +133,14 @@ class ZipStore(Store):
         except StoreError:
             self._close_archive()
             raise
-        self._others = [info for info in infos if info.is_dir()]
         files = {info.filename: info for info in infos if not info.is_dir()}
-        if find_prefix:
-            self.prefix = _root_prefix(files)
+        if find_prefix and infos:  # an empty archive takes the layout asked for
+            self.prefix = _root_prefix(infos, files)
             if self.prefix:
                 logger.debug("zip archive %r keeps its keys under %r", self.path, self.prefix)
         start = len(self.prefix)
         self._entries = {name[start:]: info for name, info in files.items() if name.startswith(self.prefix)}
+        self._others = [info for info in infos if info.is_dir() or not info.filename.startswith(self.prefix)]
 
     def _safe_members(self, listing: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
         """The members that may be keys; refuses an ambiguous archive, and one to rewrite
@@ -374,9 +387,23 @@ class ZipStore(Store):
     def _write_archive(self, file: BinaryIO) -> None:
         now = time.localtime()[:6]
         with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+            written: set[str] = set()
+            if self.prefix:  # netcdf-c's layout: the dataset's directory is the first entry
+                _add_entry(archive, self.prefix, None, 0, now, _DIRECTORY_ATTRIBUTES)
+                written.add(self.prefix)
             for info in self._others:
-                _add_entry(archive, info.filename, None, 0, info.date_time, info.external_attr)
+                if self.prefix and info.filename.startswith(self.prefix):
+                    continue  # the directories of keys are written beside the keys, below
+                if info.is_dir():
+                    _add_entry(archive, info.filename, None, 0, info.date_time, info.external_attr)
+                else:
+                    self._copy_entry(archive, info, info.filename)
             for key in sorted(self._live_keys()):
+                if self.prefix:  # netcdf-c adds a directory entry for each folder of a key
+                    for folder in _folders(self.prefix + key):
+                        if folder not in written:
+                            _add_entry(archive, folder, None, 0, now, _DIRECTORY_ATTRIBUTES)
+                            written.add(folder)
                 buffered = self._pending.get(key)
                 if buffered is None:
                     self._copy_entry(archive, self._entries[key], self.prefix + key)
@@ -513,15 +540,24 @@ def _read_file(path: str, byte_range: ByteRange | None) -> bytes:
         return file.read(stop - start)
 
 
-def _root_prefix(infos: dict[str, zipfile.ZipInfo]) -> str:
-    """The single top-level directory holding the root node, netcdf-c style, or ""."""
-    tops = {name.partition("/")[0] if "/" in name else None for name in infos}
-    if len(tops) != 1 or None in tops:
+def _root_prefix(members: list[zipfile.ZipInfo], files: dict[str, zipfile.ZipInfo]) -> str:
+    """Where the root node is: "" when the archive's top holds a node document, else, as
+    netcdf-c's zip storage reads it, the first path segment of the first member when that
+    directory holds one (netcdf-c writes it first), else ""."""
+    if any(document in files for document in _NODE_DOCUMENTS):
         return ""
-    top = tops.pop()
-    if any(f"{top}/{document}" in infos for document in _NODE_DOCUMENTS):
+    top, slash, _ = members[0].filename.partition("/")
+    if slash and any(f"{top}/{document}" in files for document in _NODE_DOCUMENTS):
         return f"{top}/"
     return ""
+
+
+def _folders(name: str) -> Iterator[str]:
+    """The directories above member ``name``, outermost first, each ending in "/"."""
+    end = name.find("/")
+    while end >= 0:
+        yield name[: end + 1]
+        end = name.find("/", end + 1)
 
 
 def _add_entry(

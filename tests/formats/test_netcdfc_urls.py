@@ -239,16 +239,41 @@ def test_v3_writes_zarr_v3(tmp_path: Path) -> None:
         assert zarr.open_group(path, mode="r")["v"][:].tolist() == [1, 2, 3]
 
 
-def test_zip_mode_writes_a_zip_archive(tmp_path: Path) -> None:
+def test_zip_mode_writes_a_zip_archive_in_netcdf_c_layout(tmp_path: Path) -> None:
+    """netcdf-c's zmap_zip.c roots the dataset at a directory named after the archive less
+    its extension, added first; and a directory entry for each folder of a key."""
     path = tmp_path / "x.zip"
     with nczarr.Dataset(f"{path.as_uri()}#mode=nczarr,zip", "w") as dataset:
         _fill(dataset)
     assert zipfile.is_zipfile(path)
-    group = zarr.open_group(zarr.storage.ZipStore(path, mode="r"), mode="r", zarr_format=2)
+    names = zipfile.ZipFile(path).namelist()
+    assert names[0] == "x/"
+    assert {"x/.zgroup", "x/v/", "x/v/.zarray", "x/g/", "x/g/w/", "x/g/w/.zarray"} <= set(names)
+    assert all(name.startswith("x/") for name in names)
+    group = zarr.open_group(zarr.storage.ZipStore(path, mode="r"), path="x", mode="r", zarr_format=2)
     assert group["v"][:].tolist() == [1, 2, 3]
     with nczarr.Dataset(f"{path.as_uri()}#mode=nczarr,zip") as dataset:
         assert dataset["g/w"][:].tolist() == [0.5, 1.5, 2.5]
         assert dataset.disk_format == "NCZARR"
+
+
+def test_a_plain_zip_path_writes_at_the_archives_top(tmp_path: Path) -> None:
+    """Where zarr-python's ZipStore reads a dataset; netcdf-c's layout only for ``#mode=...,zip``."""
+    path = tmp_path / "plain.zip"
+    with nczarr.Dataset(path, "w", format="NCZARR_V2") as dataset:
+        _fill(dataset)
+    assert ".zgroup" in zipfile.ZipFile(path).namelist()
+    assert zarr.open_group(zarr.storage.ZipStore(path, mode="r"), mode="r", zarr_format=2)["v"][:].tolist() == [1, 2, 3]
+    with nczarr.Dataset(f"{path.as_uri()}#mode=nczarr,zip") as dataset:  # either layout reads either way
+        assert dataset["v"][:].tolist() == [1, 2, 3]
+
+
+def test_the_netcdf4_wheel_has_no_zip_storage(tmp_path: Path) -> None:
+    """netcdf-c 4.10.1 in the netCDF4 wheel (and Debian's nccopy 4.9.0) are built without
+    libzip, so the zip layout is checked against zmap_zip.c's source instead; this fails when
+    a wheel gains zip support, to compare live then."""
+    with pytest.raises(OSError, match="not turned on"):
+        netCDF4.Dataset(f"{(tmp_path / 'x.zip').as_uri()}#mode=nczarr,zip", "w")
 
 
 # -- what each mode reads, against netcdf-c 4.10.1 -----------------------------------------
@@ -312,6 +337,7 @@ def test_open_store_takes_the_url(tmp_path: Path) -> None:
         _fill(dataset)
     with open_store(f"{path.as_uri()}#mode=nczarr,zip") as store:
         assert ".zgroup" in set(store.list())
+    assert zipfile.ZipFile(path).namelist()[0] == "x/"  # netcdf-c: the name less one extension
 
 
 def test_mfdataset_globs_a_url(tmp_path: Path) -> None:

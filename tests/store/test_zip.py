@@ -153,10 +153,47 @@ def test_netcdf_c_layout_reads_the_single_top_directory_as_root(tmp_path: Path) 
     assert entries_of(path) == {
         "foo/": b"",
         "foo/.zgroup": b"g",
+        "foo/v/": b"",  # netcdf-c adds a directory entry for each folder of a key
         "foo/v/.zarray": b"a",
         "foo/v/0": b"0",
         "foo/v/1": b"1",
     }
+    assert zipfile.ZipFile(path).namelist()[0] == "foo/"  # netcdf-c's root: the first member's folder
+
+
+def test_netcdf_c_layout_is_rooted_at_the_first_members_folder(tmp_path: Path) -> None:
+    """As zmap_zip.c's zipopen: the first path segment of member 0 names the dataset; other
+    members outside it are kept as they are on rewriting."""
+    path = tmp_path / "x.zip"
+    make_zip(path, {"b/.zgroup": b"g", "b/v/.zarray": b"a", "a/.zgroup": b"other", "README": b"r"})
+    with ZipStore(path, "a") as store:
+        assert store.prefix == "b/"
+        assert sorted(store.list()) == [".zgroup", "v/.zarray"]
+        store.delete("v/.zarray")
+    assert entries_of(path) == {"b/": b"", "b/.zgroup": b"g", "a/.zgroup": b"other", "README": b"r"}
+
+
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_folder_writes_netcdf_c_layout(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "new.zip"
+    with ZipStore(path, mode, folder="new") as store:
+        store.set(".zgroup", b"g")
+        store.set("g/v/0.0", b"0")
+    with zipfile.ZipFile(path) as archive:
+        assert archive.namelist() == ["new/", "new/.zgroup", "new/g/", "new/g/v/", "new/g/v/0.0"]
+        assert all(info.is_dir() for info in archive.infolist() if info.filename.endswith("/"))
+    with ZipStore(path) as store:  # read back without being told the folder
+        assert store.prefix == "new/"
+        assert store.get("g/v/0.0") == b"0"
+
+
+def test_folder_leaves_an_existing_archives_layout(tmp_path: Path) -> None:
+    path = tmp_path / "x.zip"
+    make_zip(path, {".zgroup": b"g"})
+    with ZipStore(path, "a", folder="x") as store:
+        assert store.prefix == ""
+        store.set("v/0", b"0")
+    assert entries_of(path) == {".zgroup": b"g", "v/0": b"0"}
 
 
 @pytest.mark.parametrize(
@@ -164,7 +201,7 @@ def test_netcdf_c_layout_reads_the_single_top_directory_as_root(tmp_path: Path) 
     [
         {"zarr.json": b"{}", "g/zarr.json": b"{}"},  # the root node is at the top
         {"data/c/0": b"", "data/c/1": b""},  # the single directory is no node
-        {"a/zarr.json": b"{}", "b/zarr.json": b"{}"},  # two top-level directories
+        {"data/zarr.json": b"{}", "zarr.json": b"{}"},  # a node at the top wins over the first member's folder
     ],
 )
 def test_other_layouts_keep_the_archive_root(tmp_path: Path, entries: dict[str, bytes]) -> None:
