@@ -246,12 +246,8 @@ class PureZarr(Convention):
         shape = tuple(metadata.shape)
         if shape == (1,) and names == [NETCDF_SCALAR]:
             shape, names = (), []
-        if names is not None and (not isinstance(names, list | tuple) or len(names) != len(shape)):
-            raise FormatError(
-                f"{where}: dimension names {json.dumps(names)} do not match shape {list(shape)}"
-            )
+        axis_names = _fitted_names(names, shape, where)
         variable = group.add_variable(name, type)
-        axis_names = [None] * len(shape) if names is None else names
         axes.append(_Axes(variable, list(axis_names), shape, where))
         # v2: the _FillValue attribute is only the one .zattrs holds, as netcdf-c 4.10.1 reads
         # it; fill_value alone fills missing chunks but is no attribute (xarray writes it there)
@@ -695,6 +691,31 @@ def _netcdf_type(group: Group, name: str, metadata: ArrayMetadata, where: str) -
     if root.find_type(view.type.name) is None:
         root.add(view.type)
     return view.type.name, view
+
+
+def _fitted_names(names: Any, shape: tuple[int, ...], where: str) -> list[object]:
+    """The dimension name of each axis (None: anonymous) from ``_ARRAY_DIMENSIONS`` or
+    ``dimension_names``, read as netcdf-c 4.10.1 reads those that do not fit the shape rather
+    than refused: a 0-d array is a scalar whatever names it lists; a value that is no list
+    leaves every axis anonymous; a list longer than the shape names the axes with its first
+    names; a shorter one leaves the axes past its end anonymous (netcdf-c crashes there); a
+    number or boolean is a name as JSON writes it (``1``, ``true``)."""
+    if names is None:
+        return [None] * len(shape)
+    if not shape:
+        if names:
+            log.debug("%s: reading a 0-d array as a scalar; its dimension names %s are ignored", where, json.dumps(names))
+        return []
+    if not isinstance(names, list | tuple):
+        log.warning("%s: dimension names %s are no list: reading every axis as anonymous", where, json.dumps(names))
+        return [None] * len(shape)
+    if len(names) != len(shape):
+        log.warning(
+            "%s: dimension names %s do not match shape %s: naming the axes with the first ones",
+            where, json.dumps(names), list(shape),
+        )
+    fitted = [*names[: len(shape)], *[None] * (len(shape) - len(names))]
+    return [json.dumps(n) if isinstance(n, int | float) else n for n in fitted]
 
 
 @dataclass

@@ -329,3 +329,66 @@ def test_zarr_python_reads_what_nczarr_wrote_of_a_pyramid(tmp_path: Path) -> Non
     names = {k: json.loads((target / k / "zarr.json").read_text())["dimension_names"] for k in ("0", "1", "2")}
     assert names == {"0": ["y", "x"], "1": ["y_2", "x_2"], "2": ["y_3", "x_3"]}
     assert zarr.open_array(target / "2", mode="r")[:].tolist() == [[2000, 2001], [2002, 2003]]
+
+
+# -- dimension names that do not fit the shape, as netcdf-c reads them --------------------
+def _v2_store(path: Path, arrays: dict[str, tuple[list[int], object]]) -> str:
+    """A Zarr v2 store of int32 arrays ``name: (shape, _ARRAY_DIMENSIONS)``, data 0, 1, ..."""
+    path.mkdir()
+    (path / ".zgroup").write_text('{"zarr_format": 2}')
+    for name, (shape, names) in arrays.items():
+        (path / name).mkdir()
+        zarray = {"zarr_format": 2, "shape": shape, "chunks": shape, "dtype": "<i4", "fill_value": -1,
+                  "order": "C", "compressor": None, "filters": None}  # fmt: skip
+        (path / name / ".zarray").write_text(json.dumps(zarray))
+        (path / name / ".zattrs").write_text(json.dumps({"_ARRAY_DIMENSIONS": names}))
+        key = ".".join("0" * len(shape)) or "0"
+        (path / name / key).write_bytes(np.arange(max(1, int(np.prod(shape))), dtype="<i4").tobytes())
+    return f"{path.as_uri()}#mode=zarr,file"
+
+
+def _view(dataset: netCDF4.Dataset | Dataset) -> object:
+    with dataset:
+        return {name: (v.dimensions, v.shape, v[...].tolist()) for name, v in dataset.variables.items()}
+
+
+@pytest.mark.parametrize(
+    ("names", "dimensions"),
+    [
+        ("x", ("_Anonymous_Dim_3",)),  # no list: every axis anonymous
+        ([1], ("1",)),  # a number is the name JSON writes
+        ([True], ("true",)),
+    ],
+)
+def test_names_that_are_no_list_of_strings_read_as_netcdf_c_reads_them(
+    tmp_path: Path, names: object, dimensions: tuple[str, ...]
+) -> None:
+    url = _v2_store(tmp_path / "s", {"v": ([3], names)})
+    assert _view(Dataset(url)) == _view(netCDF4.Dataset(url)) == {"v": (dimensions, (3,), [0, 1, 2])}
+
+
+def test_more_names_than_axes_name_the_axes_with_the_first_ones(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """netcdf-c 4.10.1 also declares the extra name as a dimension of length 0, which no
+    variable uses; nczarr leaves it out."""
+    url = _v2_store(tmp_path / "s", {"v": ([3], ["x", "y"])})
+    with caplog.at_level(logging.WARNING):
+        assert _view(Dataset(url)) == _view(netCDF4.Dataset(url)) == {"v": (("x",), (3,), [0, 1, 2])}
+    assert 'dimension names ["x", "y"] do not match shape [3]' in caplog.text
+    with netCDF4.Dataset(url) as theirs:
+        assert {name: len(d) for name, d in theirs.dimensions.items()} == {"x": 3, "y": 0}
+
+
+def test_fewer_names_than_axes_leave_the_others_anonymous(tmp_path: Path) -> None:
+    """netcdf-c 4.10.1 crashes on this store (segmentation fault): nothing to compare with."""
+    url = _v2_store(tmp_path / "s", {"v": ([3, 2], ["x"])})
+    assert _view(Dataset(url)) == {"v": (("x", "_Anonymous_Dim_2"), (3, 2), [[0, 1], [2, 3], [4, 5]])}
+
+
+def test_a_0d_array_listing_names_is_a_scalar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As netcdf-c after 4.10.1 reads a shape [] array (netcdf-c 4.10.1 leaves every shape []
+    array out, named or not); the names it lists are no dimensions."""
+    url = _v2_store(tmp_path / "s", {"s": ([], ["x"]), "t": ([], ["_scalar_"]), "v": ([2], ["x"])})
+    assert _view(Dataset(url)) == {"s": ((), (), 0), "t": ((), (), 0), "v": (("x",), (2,), [0, 1])}
+    assert _view(netCDF4.Dataset(url)) == {"v": (("x",), (2,), [0, 1])}
+    dumped = _dump(url, capsys)
+    assert "\tint s ;" in dumped and "x = 2 ;" in dumped
