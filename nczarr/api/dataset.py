@@ -166,6 +166,8 @@ class Dataset:
                 )
                 persist_to = file_out
             else:
+                if model_name == "NETCDF3_64BIT_DATA":  # a Zarr store holds CDF-5's types in the netCDF-4 model, as in netCDF4
+                    data_model, model_name = DataModel.ENHANCED, "NETCDF4"
                 # one writer at a time, taken before 'w' replaces what is there
                 writer = None if mode == "r" or diskless else _writer_lock(location, lock_timeout)
                 try:

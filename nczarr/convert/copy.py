@@ -201,7 +201,8 @@ def _storage_request(options: CopyOptions, to_file: bool) -> StorageRequest:
 def _target_kind(source: DatasetSource, options: CopyOptions, request: StorageRequest, to_file: bool) -> str:
     """The target's kind: ``-k``; else, for a file, the source's (netCDF-4 when ``-F`` adds
     filters; netCDF-4 classic model for a netCDF-3 source with ``-d``, ``-s`` or ``-c``, as
-    nccopy); a Zarr store holds the classic or the enhanced data model."""
+    nccopy); a Zarr store holds the classic or the enhanced data model: the enhanced one for
+    a netCDF-4 or CDF-5 source (or ``-k``), as netcdf-c records every Zarr dataset."""
     data_model = _kind(options.kind) if options.kind else None
     if to_file:
         if options.format:
@@ -214,8 +215,10 @@ def _target_kind(source: DatasetSource, options: CopyOptions, request: StorageRe
         if data_model is None and source.data_model.startswith("NETCDF3") and restorage:
             return "NETCDF4_CLASSIC"
         return data_model or source.data_model
-    data_model = data_model or ("NETCDF4_CLASSIC" if source.data_model != "NETCDF4" else "NETCDF4")
-    return "NETCDF4_CLASSIC" if data_model.startswith("NETCDF3") else data_model  # a Zarr dataset in the classic model
+    data_model = data_model or source.data_model
+    if data_model in ("NETCDF4", netcdf3.DATA_MODELS[5]):  # CDF-5's types need the netCDF-4 model (nccopy -k nc4)
+        return "NETCDF4"
+    return "NETCDF4_CLASSIC"  # a Zarr dataset in the classic model
 
 
 def _kind(name: str) -> str:

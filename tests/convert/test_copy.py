@@ -11,11 +11,13 @@ from typing import Any
 import netCDF4
 import numpy as np
 import pytest
+import xarray as xr
 
 import nczarr
 from nczarr.cli import main
 from nczarr.convert.copy import CopyOptions, copy
 from nczarr.errors import CopyError
+from nczarr.xarray import to_nczarr
 
 CONVENTIONS = ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2"]
 
@@ -275,3 +277,88 @@ def test_an_unknown_codec_is_named_with_its_variable(tmp_path: Path, capsys: pyt
     assert not (tmp_path / "out.zarr").exists()
     with nczarr.Dataset(str(tmp_path / "odd.zarr")) as ds:  # the other variable still reads
         assert ds["ok"][:].tolist() == [1, 2, 3]
+
+
+# -- CDF-5 files keep their types ----------------------------------------------------------
+_CDF5_TYPES = ("u1", "u2", "u4", "i8", "u8")
+
+
+def _cdf5_file(path: Path) -> Path:
+    """A CDF-5 file (NETCDF3_64BIT_DATA) holding each type CDF-5 adds to the classic model."""
+    with netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_DATA") as ds:
+        ds.createDimension("t", None)
+        ds.createDimension("x", 3)
+        for code in _CDF5_TYPES:
+            top = np.iinfo(code).max - 1
+            v = ds.createVariable(f"v_{code}", code, ("t", "x"))
+            v[:] = np.array([[1, 2, top], [3, 4, 5]], code)
+            v.setncattr(f"a_{code}", np.array([top, 1], code))
+        ds.createVariable("s_u8", "u8", ())[...] = np.uint64(2**63 + 5)
+        ds.setncattr("g_i8", np.int64(-(2**40)))
+    return path
+
+
+def _netcdf4_view(url: str | Path) -> object:
+    def attributes(owner: Any) -> dict[str, object]:
+        return {a: (owner.getncattr(a).dtype, owner.getncattr(a).tolist()) for a in owner.ncattrs() if a != "_NCProperties"}
+
+    with netCDF4.Dataset(url) as ds:
+        variables = {name: (v.dtype, v.dimensions, v[...].tolist(), attributes(v)) for name, v in ds.variables.items()}
+        return variables, attributes(ds)
+
+
+@pytest.mark.parametrize("convention", ["NCZARR_V2", "ZARR_V2"])
+@pytest.mark.parametrize("kind", [[], ["-k", "cdf5"], ["-k", "nc4"]])
+def test_cdf5_types_reach_zarr_as_netcdf4_reads_them(tmp_path: Path, convention: str, kind: list[str]) -> None:
+    """nccopy -k nc4 keeps CDF-5's types; nczarr copy keeps them without -k (or with -k cdf5)
+    too, in the netCDF-4 data model, which netcdf-c records for every Zarr dataset."""
+    source = _cdf5_file(tmp_path / "c5.nc")
+    mode = "nczarr" if convention == "NCZARR_V2" else "zarr"
+    url = f"{(tmp_path / 'out.file').as_uri()}#mode={mode},file"
+    assert main(["copy", *kind, str(source), url]) == 0
+    theirs = _netcdf4_view(url)
+    variables, attributes = _netcdf4_view(source)
+    if convention == "ZARR_V2":  # pure Zarr: attribute types inferred from their JSON, netcdf-c's [1] scalars
+        def types_and_values(view: Any) -> dict[str, object]:
+            return {name: (v[0], np.ravel(v[2]).tolist()) for name, v in view.items()}
+
+        assert types_and_values(theirs[0]) == types_and_values(variables)  # type: ignore[index]
+    else:
+        assert theirs == (variables, attributes)
+    with nczarr.Dataset(url) as ours:
+        assert ours.data_model == netCDF4.Dataset(url).data_model == "NETCDF4"
+        assert {name: v.dtype for name, v in ours.variables.items()} == {name: v[0] for name, v in variables.items()}
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_cdf5_file_copies_to_every_convention_and_back(tmp_path: Path, convention: str) -> None:
+    source = _cdf5_file(tmp_path / "c5.nc")
+    store = tmp_path / "c5.zarr"
+    copy(source, store, CopyOptions(format=convention))
+    back = tmp_path / "back.nc"
+    assert main(["copy", "-k", "cdf5", str(store), str(back)]) == 0
+    if convention.startswith("NCZARR"):
+        assert _netcdf4_view(back) == _netcdf4_view(source)
+    with netCDF4.Dataset(back) as ds:
+        assert ds.data_model == "NETCDF3_64BIT_DATA"
+
+
+def test_cdf5_format_makes_a_zarr_dataset_netcdf4_makes(tmp_path: Path) -> None:
+    """netCDF4 creates a Zarr dataset asked for NETCDF3_64BIT_DATA in the netCDF-4 model,
+    which holds CDF-5's types; so does nczarr, also through its xarray writer."""
+    kept = {}
+    for module in (netCDF4, nczarr):
+        url = f"{(tmp_path / f'{module.__name__}.file').as_uri()}#mode=nczarr,file"
+        with module.Dataset(url, "w", format="NETCDF3_64BIT_DATA") as ds:
+            kept[module.__name__] = ds.data_model
+            ds.createDimension("x", 2)
+            ds.createVariable("u", "u8", ("x",))[:] = [1, 2**63]
+    assert kept == {"netCDF4": "NETCDF4", "nczarr": "NETCDF4"}
+    assert _netcdf4_view(f"{(tmp_path / 'nczarr.file').as_uri()}#mode=nczarr,file") == _netcdf4_view(
+        f"{(tmp_path / 'netCDF4.file').as_uri()}#mode=nczarr,file"
+    )
+    data = xr.Dataset({"u": ("x", np.array([1, 2**63], "u8")), "i": ("x", np.array([-(2**40), 1], "i8"))})
+    to_nczarr(data, tmp_path / "x.zarr", format="NETCDF3_64BIT_DATA")
+    with nczarr.Dataset(tmp_path / "x.zarr") as ds:
+        assert (ds.data_model, ds["u"].dtype, ds["i"].dtype) == ("NETCDF4", np.dtype("u8"), np.dtype("i8"))
+        assert ds["u"][:].tolist() == [1, 2**63]
