@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 from collections.abc import Iterator
 
 from nczarr.errors import ArgumentError
@@ -134,3 +135,70 @@ def deflate_library() -> str | None:
                        ", ".join(DEFLATE_LIBRARIES))
         return None
     return value
+
+
+# -- netcdf-c's settings that change what is stored ----------------------------------------
+#: ``NCZARR_CONSOLIDATED``: netcdf-c writes and reads ``.zmetadata`` when it is a positive
+#: number, ``true`` or ``yes`` (see :func:`netcdf_c_consolidated`).
+CONSOLIDATED_VARIABLE = "NCZARR_CONSOLIDATED"
+#: ``NCZARRFORMAT=2|3``: the Zarr version netcdf-c writes when a URL names none.
+ZARR_FORMAT_VARIABLE = "NCZARRFORMAT"
+#: netcdf-c's ``.ncrc`` key for the chunk key separator of new Zarr v2 arrays.
+DIMENSION_SEPARATOR_KEY = "ZARR.DIMENSION_SEPARATOR"
+#: The files netcdf-c reads its settings from, in each of the home and current folders;
+#: a later one overrides an earlier one.
+RC_FILE_NAMES = (".ncrc", ".daprc", ".dodsrc")
+
+
+def netcdf_c_consolidated() -> bool | None:
+    """``NCZARR_CONSOLIDATED`` read as netcdf-c reads it: None when unset, True for a
+    (leading) positive whole number, ``true`` or ``yes`` in any case, False for anything else."""
+    value = os.environ.get(CONSOLIDATED_VARIABLE)
+    if value is None:
+        return None
+    digits = re.match(r"\s*[+-]?\d+", value)
+    return (digits is not None and int(digits[0]) > 0) or value.lower() in ("true", "yes")
+
+
+def netcdf_c_zarr_format() -> int | None:
+    """``NCZARRFORMAT`` as netcdf-c reads it (2 or 3; anything else: None)."""
+    digits = re.match(r"\s*[+-]?\d+", os.environ.get(ZARR_FORMAT_VARIABLE, ""))
+    version = int(digits[0]) if digits else None
+    return version if version in (2, 3) else None
+
+
+def netcdf_c_rc(key: str) -> str | None:
+    """The value of ``key`` in netcdf-c's settings files, as netcdf-c 4.10.1 reads them:
+    ``NCRCENV_RC`` names the only file, else ``.ncrc``, ``.daprc``, ``.dodsrc`` in the home
+    folder (``NCRCENV_HOME``, else ``HOME``) then in the current one, a later file winning;
+    none at all with ``NCRCENV_IGNORE``. A line is ``KEY=VALUE`` exactly (no blanks around
+    either; ``#`` starts a comment line); lines limited to some URLs (``[url]KEY=VALUE``) are
+    not read."""
+    if os.environ.get("NCRCENV_IGNORE"):
+        return None
+    only = os.environ.get("NCRCENV_RC")
+    if only:
+        paths = [only]
+    else:
+        home = os.environ.get("NCRCENV_HOME") or os.path.expanduser("~")
+        paths = [os.path.join(folder, name) for folder in (home, os.getcwd()) for name in RC_FILE_NAMES]
+    found = None
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                lines = file.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, equals, value = line.partition("=")
+            if equals and name == key:
+                found = value
+    return found
+
+
+def netcdf_c_dimension_separator() -> str | None:
+    """The chunk key separator netcdf-c's settings ask of new Zarr v2 arrays (``.`` or ``/``,
+    from ``ZARR.DIMENSION_SEPARATOR``), None for none (any other value is ignored, as
+    netcdf-c ignores it)."""
+    value = netcdf_c_rc(DIMENSION_SEPARATOR_KEY)
+    return value if value in (".", "/") else None

@@ -190,7 +190,10 @@ class Dataset:
                     convention, root = stored
                     if mode == "r":  # an update keeps the store's convention (netcdf-c's drops NCZarr's keys)
                         convention = location.reading(convention)
-                    session = session_class.open(store, convention, read_only=mode == "r", root=root, check_conflicts=checks)
+                    session = session_class.open(
+                        store, convention, read_only=mode == "r", root=root, check_conflicts=checks,
+                        use_consolidated=location.use_consolidated, consolidated=location.consolidated,
+                    )
                     tree = session.dataset
                     model_name = "NETCDF4_CLASSIC" if tree.data_model is DataModel.CLASSIC else "NETCDF4"
                     disk = _disk_format(convention.name)

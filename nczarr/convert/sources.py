@@ -82,7 +82,8 @@ def zarr_source(location: DatasetLocation, *, storage_options: Mapping[str, obje
         convention, root = stored
         if where is not None:  # netcdf-c's #mode=zarr reads any store as pure Zarr
             convention = where.reading(convention)
-        return _StoreSession.open(store, convention, read_only=True, root=root)
+        use_consolidated = None if where is None else where.use_consolidated
+        return _StoreSession.open(store, convention, read_only=True, root=root, use_consolidated=use_consolidated)
     except BaseException:
         store.close()
         raise

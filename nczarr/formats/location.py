@@ -10,8 +10,10 @@ netcdf-c 4.10.1 does (checked file by file against what it writes):
   ``_ARRAY_DIMENSIONS`` (``ZARR_V2``); ``noxarray``, with or without ``zarr`` or ``nczarr``:
   pure Zarr v2 without them (every dimension anonymous); ``v3``: the Zarr v3 conventions
   instead (netcdf-c 4.10.1 builds without v3 and writes v2 anyway); ``v2``: the default.
-- ``consolidated``: ``.zmetadata`` is written; a URL with mode words but not this one writes
-  none (plain paths keep the conventions' default: consolidated).
+- ``consolidated`` (or netcdf-c's ``NCZARR_CONSOLIDATED=TRUE``): ``.zmetadata`` is written
+  and read; a URL with mode words but not this one (or ``NCZARR_CONSOLIDATED=FALSE``) writes
+  none and reads the nodes (plain paths keep the conventions' default: consolidated).
+- ``NCZARRFORMAT=3``: the Zarr v3 conventions for a URL that names neither ``v2`` nor ``v3``.
 - Reading: ``zarr``, ``xarray`` or ``noxarray`` read any store as pure Zarr (an NCZarr store's
   ``_nczarr_*`` keys ignored; ``noxarray``: its ``_ARRAY_DIMENSIONS`` too); ``nczarr`` reads
   whatever the store holds, as netcdf-c falls back to pure Zarr.
@@ -23,6 +25,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from nczarr.config import netcdf_c_consolidated, netcdf_c_zarr_format
 from nczarr.errors import ArgumentError
 from nczarr.formats.base import Convention
 from nczarr.formats.purezarr import PureZarr, PureZarrV2
@@ -52,7 +55,8 @@ class Location(StoreURL):
             name = "NCZARR"
         else:
             return None
-        return name if "v3" in words else f"{name}_V2"
+        v3 = "v3" in words or ("v2" not in words and netcdf_c_zarr_format() == 3)
+        return name if v3 else f"{name}_V2"
 
     @property
     def xarray(self) -> bool:
@@ -61,9 +65,23 @@ class Location(StoreURL):
 
     @property
     def consolidated(self) -> bool | None:
-        """Whether consolidated metadata is written: as the URL says when it has mode words,
-        None (the convention's default) when it has none."""
-        return "consolidated" in self.mode if self.mode else None
+        """Whether consolidated metadata is written: always when the mode words name
+        ``consolidated``, else as ``NCZARR_CONSOLIDATED`` says when it is set, else not for a
+        URL with mode words, and None (the convention's default) for any other location."""
+        if "consolidated" in self.mode:
+            return True
+        setting = netcdf_c_consolidated()
+        if setting is not None:
+            return setting
+        return False if self.mode else None
+
+    @property
+    def use_consolidated(self) -> bool | None:
+        """Whether reading may use consolidated metadata (None: when there is some, see
+        :meth:`Convention.read`): not when ``NCZARR_CONSOLIDATED`` is set to no, nor, as in
+        netcdf-c, for a URL with mode words that names neither ``consolidated`` nor that
+        setting; a copy that is not there is no error (netcdf-c reads the nodes then too)."""
+        return None if self.consolidated is not False else False
 
     def convention_options(self, name: str) -> dict[str, bool]:
         """The options the mode words give the convention ``name`` a new dataset here is

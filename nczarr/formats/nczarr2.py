@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from nczarr.config import netcdf_c_dimension_separator
 from nczarr.errors import FormatError, MissingNodeError
 from nczarr.formats.attributes import as_netcdf_c_writes, values_to_json
 from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
@@ -106,9 +107,13 @@ class NczarrV2(Convention):
     name: ClassVar[str] = "NCZARR_V2"
     zarr_format: ClassVar[Literal[2, 3]] = 2
 
-    def __init__(self, byte_compatible: bool = False, *, consolidated: bool | None = None) -> None:
+    def __init__(
+        self, byte_compatible: bool = False, *, consolidated: bool | None = None, dimension_separator: str | None = None
+    ) -> None:
         super().__init__(consolidated=not byte_compatible if consolidated is None else consolidated)
         self.byte_compatible = byte_compatible
+        #: The chunk key separator of new arrays: netcdf-c's ``ZARR.DIMENSION_SEPARATOR`` when set, else ``.``.
+        self.dimension_separator = dimension_separator or netcdf_c_dimension_separator() or "."
 
     # -- detection and checks ----------------------------------------------------------
 
@@ -276,6 +281,7 @@ class NczarrV2(Convention):
             fill_value=fill,
             filters=plan.filters,
             compressor=plan.compressor,
+            dimension_separator=self.dimension_separator,  # type: ignore[arg-type]
         )
         return metadata if plan.fill is not None else replace(metadata, fill_value=None)
 
@@ -311,7 +317,8 @@ class NczarrV2(Convention):
             for variable in group.variables:
                 vpath = join_path(path, variable.name)
                 storage = stored.storage.get(variable.fqn, VariableStorage())
-                plan = self.plan(variable, storage, resolver, stored.arrays.get(variable.fqn))
+                read = stored.arrays.get(variable.fqn)
+                plan = self.plan(variable, storage, resolver, read)
                 zarray = {
                     "zarr_format": 2,
                     "shape": list(plan.shape),
@@ -322,6 +329,10 @@ class NczarrV2(Convention):
                     "compressor": plan.compressor,
                     "filters": plan.filters,
                 }
+                # the stored array's chunk keys stay; netcdf-c names the separator when not "."
+                separator = getattr(read, "dimension_separator", None) or self.dimension_separator
+                if separator != ".":
+                    zarray["dimension_separator"] = separator
                 attrs, types = self._attributes(variable, maxstrlen(variable))
                 attrs[ARRAY_DIMENSIONS] = [d.name for d in plan.dimensions] or ["_scalar_"]
                 info: dict[str, Any] = {"dimension_references": [raw_fqn(d) for d in plan.dimensions]}

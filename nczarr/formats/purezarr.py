@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from nczarr.config import netcdf_c_dimension_separator
 from nczarr.errors import FormatError, UnsizedTypeError
 from nczarr.formats.attributes import as_netcdf_c_writes, infer_attribute, values_to_json
 from nczarr.formats.base import Convention, StoredDataset, checked_scope, path_of
@@ -102,8 +103,18 @@ class PureZarr(Convention):
     #: draft, where xarray kept it in ``fill_value`` only).
     fill_attribute: ClassVar[bool] = True
 
-    def __init__(self, *, consolidated: bool = True, xarray: bool = True, netcdf_c_layout: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        consolidated: bool = True,
+        xarray: bool = True,
+        netcdf_c_layout: bool = False,
+        dimension_separator: str | None = None,
+    ) -> None:
         super().__init__(consolidated=consolidated)
+        #: The chunk key separator of new v2 arrays: netcdf-c's ``ZARR.DIMENSION_SEPARATOR``
+        #: when set, else ``.``.
+        self.dimension_separator = dimension_separator or netcdf_c_dimension_separator() or "."
         #: Whether dimension names are written and read (``dimension_names`` / ``_ARRAY_DIMENSIONS``);
         #: not in netcdf-c's ``#mode=noxarray``, where every dimension is anonymous.
         self.xarray = xarray
@@ -330,6 +341,8 @@ class PureZarr(Convention):
             codecs["filters"], codecs["compressor"] = (
                 (chain[:-1] or None, chain[-1]) if chain else (None, None)
             )
+        if self.zarr_format == 2:
+            codecs["dimension_separator"] = self.dimension_separator
         metadata = new_array_metadata(
             zarr_format=self.zarr_format, shape=shape, dtype=dtype, chunks=chunks, fill_value=fill, **codecs
         )

@@ -291,10 +291,13 @@ def test_json_in_a_char_attribute_shows_as_written(tmp_path: Path) -> None:
 def test_an_unusable_zmetadata_is_left_aside(tmp_path: Path, copy: str, caplog: pytest.LogCaptureFixture) -> None:
     store = _unnamed(tmp_path / "s")
     (store / ".zmetadata").write_text(copy)
-    with caplog.at_level(logging.WARNING):
-        theirs, ours = _both(store)
-    assert ".zmetadata: " in caplog.text and "reading the metadata documents themselves" in caplog.text
+    theirs, ours = _both(store)  # read only when asked, as netcdf-c reads it
+    assert not caplog.text
     _same_but_dimension_order(theirs, ours)
+    # asked, netcdf-c 4.10.1 fails on some ('{}': "Unknown Error"); nczarr reads the nodes
+    with caplog.at_level(logging.WARNING), nczarr.Dataset(_url(store, "zarr,consolidated")) as asked:
+        _same_but_dimension_order(theirs, _view(asked))
+    assert ".zmetadata: " in caplog.text and "reading the metadata documents themselves" in caplog.text
 
 
 @pytest.mark.parametrize("text", REFUSED.values(), ids=REFUSED.keys())
