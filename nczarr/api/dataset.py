@@ -10,6 +10,7 @@ changed. Data goes to the arrays as it is assigned.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import posixpath
@@ -42,6 +43,7 @@ from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
     DatasetStateError,
+    MissingFolderError,
     NameNotFoundError,
     NCZarrError,
     SelectionError,
@@ -135,6 +137,8 @@ class Dataset:
             display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
             location = parse_location(display, storage_options=storage_options)
         convention_name, data_model, model_name = parse_format(format, location)
+        if mode != "r" and memory is None and (persist or not diskless):
+            _check_folder(location)
         reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
         if memory is not None and mode not in ("r", "w"):
             raise ArgumentError("if memory kwarg specified, mode must be 'r' or 'w'")
@@ -818,6 +822,16 @@ def _file_target(
             writer.release()
         raise
     return memory, out, writer, loaded
+
+
+def _check_folder(location: Location) -> None:
+    """MissingFolderError when a local dataset would be made in a folder that does not
+    exist: netcdf-c creates no parents, and a typo must not make folders."""
+    target = location.target
+    if location.local and isinstance(target, str):
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise MissingFolderError(errno.ENOENT, "No such file or directory", target)
 
 
 def _file_disk_format(model_name: str) -> str:

@@ -274,6 +274,24 @@ class Session:
         self.stored.storage[variable.fqn] = storage
         self.stored.arrays[variable.fqn] = metadata
 
+    def has_data(self, variable: Variable) -> bool:
+        """Whether any chunk of ``variable`` was written (netCDF-4 fixes its fill value then)."""
+        array = self._arrays.get(variable.fqn)
+        if array is not None:
+            array.flush()
+        prefix = path_of(variable.fqn) + "/"
+        return any(not _is_document(key) for key in self.store.list_prefix(prefix))
+
+    def refill(self, variable: Variable) -> None:
+        """Rebuild ``variable``'s array after its ``_FillValue`` attribute changed (netCDF4's
+        ``setncatts`` sets it after creation, before any data)."""
+        self._check_writable()
+        fqn = variable.fqn
+        array = self._arrays.pop(fqn, None)
+        if array is not None:  # its cache holds chunks filled with the old value
+            array.flush()
+        self.stored.arrays[fqn] = self.convention.array_metadata(variable, self.stored.storage[fqn])
+
     def grow(self, dimension: Dimension, size: int) -> None:
         """Set an unlimited dimension's current length; every array that uses it takes the
         new shape (chunks beyond the old length read as fill until written)."""
