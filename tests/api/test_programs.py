@@ -4,6 +4,7 @@ with benchmarks/clients.py)."""
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,51 @@ def test_no_dataset_in_a_missing_folder(tmp_path: Path, name: str) -> None:
     assert not (tmp_path / "missing").exists()
     with nczarr.Dataset(path, "w", diskless=True) as ds:  # nothing is written: no folder needed
         ds.createDimension("x", 1)
+
+
+# -- a dataset dropped unclosed --------------------------------------------------------------
+
+
+def _drop(dataset: Any) -> None:
+    """Leave ``dataset`` unclosed to the garbage collector (a reference cycle holds it)."""
+    cycle: list[Any] = [dataset]
+    cycle.append(cycle)
+
+
+@pytest.mark.parametrize("format", ["NETCDF4", "NETCDF3_64BIT_OFFSET"])
+def test_a_dropped_dataset_never_replaces_a_newer_file(tmp_path: Path, format: str, caplog: Any) -> None:
+    """A ``.nc`` dataset never closed is written when collected, but only over the file it
+    opened: not over one written at the same path meanwhile (here by netCDF4 and by hand;
+    nczarr's own writers wait for its lock, which collects the dropped dataset first)."""
+    path = str(tmp_path / "x.nc")
+    dropped = nczarr.Dataset(path, "w", format=format)
+    dropped.createDimension("x", 1000)
+    dropped.createVariable("old", "f8", ("x",))[:] = 1
+    _drop(dropped)
+    del dropped
+    with netCDF4.Dataset(path, "w", format=format) as newer:
+        newer.createDimension("y", 2)
+        newer.createVariable("new", "i4", ("y",))[:] = [7, 8]
+    gc.collect()
+    with netCDF4.Dataset(path) as ds:
+        assert list(ds.variables) == ["new"] and ds.data_model == format
+    assert "replaced or changed since this dataset opened it" in caplog.text
+    dropped = nczarr.Dataset(path, "a")
+    dropped.createVariable("later", "i4", ("y",))
+    _drop(dropped)
+    del dropped
+    Path(path).write_bytes(b"not nczarr's")
+    gc.collect()
+    assert Path(path).read_bytes() == b"not nczarr's"
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".nczarr-lock")] == ["x.nc"]
+
+
+def test_an_unclosed_dataset_is_still_written(tmp_path: Path) -> None:
+    path = str(tmp_path / "x.nc")
+    dropped = nczarr.Dataset(path, "w")
+    dropped.createDimension("x", 2)
+    dropped.createVariable("v", "i4", ("x",))[:] = [1, 2]
+    del dropped
+    gc.collect()
+    with netCDF4.Dataset(path) as ds:
+        assert ds["v"][:].tolist() == [1, 2]
