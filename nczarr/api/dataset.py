@@ -10,7 +10,9 @@ changed. Data goes to the arrays as it is assigned.
 
 from __future__ import annotations
 
+import atexit
 import errno
+import gc
 import logging
 import os
 import posixpath
@@ -60,7 +62,7 @@ from nczarr.model import nodes as model_nodes
 from nczarr.model.resolve import anonymous_dimensions
 from nczarr.store import open_store
 from nczarr.store.base import Store
-from nczarr.store.lock import WriterLock, writer_lock
+from nczarr.store.lock import AFTER_COLLECT, WriterLock, writer_lock
 from nczarr.store.memory import MemoryStore
 from nczarr.store.open import is_fsspec_object
 from nczarr.store.zip import ZipStore
@@ -121,6 +123,7 @@ class Dataset:
         lock_timeout: float | None = None,
         **kwargs: object,
     ) -> None:
+        close_dropped()  # what the garbage collector found: written before this opens
         if mode not in _MODES:
             raise ArgumentError(f"mode must be 'w', 'x', 'r', 'a' or 'r+', got '{mode}'")
         if parallel:
@@ -212,7 +215,9 @@ class Dataset:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
         self._load()
-        weakref.finalize(self, _close_at_exit, shared)
+        finalizer = weakref.finalize(self, _dropped, shared)
+        finalizer.atexit = False  # _close_all_at_exit closes what is left, in order
+        _LIVE[id(shared)] = finalizer
 
     # -- construction of handles ----------------------------------------------------------
     def _bind(self, shared: Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
@@ -330,7 +335,12 @@ class Dataset:
         A dataset created in memory (``memory=``) gives its netCDF file image, as netCDF4."""
         self._shared.check_open()
         with self._shared.lock:
-            return self._shared.close()
+            image = self._shared.close()
+        finalizer = _LIVE.pop(id(self._shared), None)
+        if finalizer is not None:
+            finalizer.detach()
+        close_dropped()
+        return image
 
     def __enter__(self) -> Dataset:
         return self
@@ -706,13 +716,73 @@ _SLOTS = frozenset(
 )
 
 
+#: The finalizers of open datasets, by id of their Shared.
+_LIVE: dict[int, weakref.finalize] = {}
+#: Datasets the garbage collector found dropped unclosed, to close at the next safe point.
+_DROPPED: list[Shared] = []
+
+
+#: Whether the garbage collector is collecting (its callbacks tell).
+_COLLECTING = [False]
+
+
+def _collecting(phase: str, info: dict[str, int]) -> None:
+    _COLLECTING[0] = phase == "start"
+
+
+gc.callbacks.append(_collecting)
+
+
+def _dropped(shared: Shared) -> None:
+    """A dataset was dropped unclosed: closed now when its last reference went, as netCDF4
+    does. But the garbage collector (a dataset in a reference cycle) may start at any
+    allocation, in any thread, even within C code that is not re-entrant (contextvars'
+    ``ContextVar.set`` under numpy's ``errstate``: closing there, which enters ``errstate``
+    again, crashed the interpreter): then it is only queued, and :func:`close_dropped`
+    closes it at the next safe point."""
+    _LIVE.pop(id(shared), None)
+    _DROPPED.append(shared)
+    if not _COLLECTING[0]:
+        close_dropped()
+
+
+def close_dropped() -> None:
+    """Close the datasets dropped without close() (as netCDF4 does), from ordinary code: a
+    new dataset's opening, a close, a writer waiting for a lock, the interpreter's exit."""
+    while _DROPPED:
+        try:
+            shared = _DROPPED.pop()
+        except IndexError:  # another thread took the last one
+            return
+        _close_at_exit(shared)
+
+
 def _close_at_exit(shared: Shared) -> None:
-    """Close a dataset dropped without close() (as netCDF4 does); there is no caller to
-    raise to, so a failure is logged."""
+    """Close a dataset dropped without close(); there is no caller to raise to, so a
+    failure is logged."""
     try:
-        shared.close()
+        with shared.lock:
+            shared.close()
     except Exception:
         log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
+
+
+def _close_all_at_exit() -> None:
+    """At exit, close every dataset still open (as netCDF4 does) and those dropped."""
+    while _LIVE:
+        try:
+            _key, finalizer = _LIVE.popitem()
+        except KeyError:
+            break
+        # not finalizer(): weakref's own exit hook, which may run first, disarms them all
+        detached = finalizer.detach()
+        if detached is not None:
+            _close_at_exit(detached[2][0])
+    close_dropped()
+
+
+atexit.register(_close_all_at_exit)
+AFTER_COLLECT.append(close_dropped)
 
 
 def _root(group: Dataset) -> Dataset:
