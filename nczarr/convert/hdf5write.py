@@ -10,7 +10,7 @@ import copy
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -428,7 +428,7 @@ class _Writer:
             return
         dtype = h5ds.dtype
         itemsize = VARIABLE_ITEMSIZE if dtype.kind == "O" else dtype.itemsize
-        for block in plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks):
+        for block in self._written_blocks(variable, plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks), h5ds.chunks):
             data = self.source.read(variable, block)
             base = self.h5py.check_vlen_dtype(dtype)
             scope = variable.group
@@ -449,6 +449,35 @@ class _Writer:
             if self.progress is not None:
                 self.progress(int(np.asarray(data).size))
 
+
+    def _written_blocks(
+        self, variable: Variable, blocks: Iterable[tuple[slice, ...]], chunks: tuple[int, ...] | None
+    ) -> Iterator[tuple[slice, ...]]:
+        """The blocks to write. A source that tells which were never written (a Zarr store's
+        missing chunks) has those left out, and of a block written in part only the HDF5
+        chunks written: unwritten chunks stay unallocated, as netcdf-c leaves them, rather
+        than stored full of fill values (a contiguous variable is allocated whole, or not)."""
+        unwritten = getattr(self.source, "unwritten", None)
+        for block in blocks:
+            if unwritten is None:
+                yield block
+                continue
+            if unwritten(variable, block):
+                self._skipped(block)
+                continue
+            if chunks is None:
+                yield block
+                continue
+            for part in plan_blocks(tuple(s.stop - s.start for s in block), 1, math.prod(chunks), chunks):
+                inner = tuple(slice(b.start + p.start, b.start + p.stop) for b, p in zip(block, part))
+                if unwritten(variable, inner):
+                    self._skipped(inner)
+                else:
+                    yield inner
+
+    def _skipped(self, block: tuple[slice, ...]) -> None:
+        if self.progress is not None:
+            self.progress(math.prod(s.stop - s.start for s in block))
 
     def _write_records(
         self, variable: Variable, type: CompoundType | VlenType, h5ds: Any, block: tuple[slice, ...], data: np.ndarray

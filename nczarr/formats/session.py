@@ -238,6 +238,12 @@ class Session:
             stored = stored.reshape(())
         array.set_orthogonal_selection(engine_selection, stored)
 
+    def unwritten(self, variable: Variable, selection: Hyperslab) -> bool:
+        """Whether no value of ``variable`` in ``selection`` was ever written (all read as
+        fill): a writer of netCDF-4 files leaves such blocks unallocated, as netcdf-c does."""
+        array = self.array(variable)
+        return not array.stored_in(_engine_selection(array, selection))
+
     def _value_type(self, variable: Variable) -> AtomicType | UserType:
         type = variable.type
         if isinstance(type, AtomicType):
