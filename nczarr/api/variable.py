@@ -571,7 +571,10 @@ class Variable:
         if self._grp._shared.data_model.startswith("NETCDF3"):
             return None
         array = self._array()
-        if self._contiguous or getattr(array, "contiguous", False):
+        # Zarr has no contiguous layout: a Zarr store reports the one chunk, as netCDF4 does
+        # on an NCZarr store (netcdf-c), also while the dataset that asked for it is open
+        in_file = self._grp._shared.disk_format not in ("NCZARR", "ZARR")
+        if (self._contiguous and in_file) or getattr(array, "contiguous", False):
             return "contiguous"
         chunks = array.chunks
         return list(chunks) if self._node.dimensions else "contiguous"

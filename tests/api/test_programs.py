@@ -248,3 +248,22 @@ def test_unwritten_values_take_no_room_as_with_netcdf4(tmp_path: Path, kind: str
             values, wanted = got[name][:], expected[name][:]
             assert np.array_equal(np.ma.getmaskarray(values), np.ma.getmaskarray(wanted))
             assert np.array_equal(values.filled(0), wanted.filled(0))
+
+
+def test_contiguous_in_a_zarr_store_is_one_chunk_as_netcdf4_says(tmp_path: Path) -> None:
+    """netCDF4 (netcdf-c) on an NCZarr store reports the one chunk of a variable created
+    contiguous, while open and after; in a .nc file it is contiguous."""
+    reports = {}
+    for name, library in LIBRARIES.items():
+        url = f"file://{tmp_path / name}.zarr#mode=nczarr,file"
+        with library.Dataset(url, "w") as ds:
+            ds.createDimension("x", 10)
+            var = ds.createVariable("v", "f4", ("x",), contiguous=True)
+            var[:] = 1
+            open_report = var.chunking()
+        with library.Dataset(url) as ds:
+            reports[name] = (open_report, ds["v"].chunking())
+        with library.Dataset(str(tmp_path / f"{name}.nc"), "w") as ds:
+            ds.createDimension("x", 10)
+            assert ds.createVariable("v", "f4", ("x",), contiguous=True).chunking() == "contiguous"
+    assert reports["nczarr"] == reports["netCDF4"] == ([10], [10])
