@@ -132,6 +132,13 @@ def run(python: str, program_name: str, mode: str, out: Path, extra: list[str], 
     scratch = Path(tempfile.mkdtemp(prefix=f"clients-{program_name}-{mode}-"))
     try:
         env = _environment(mode, scratch, tree)
+        # the swap must have happened: a sitecustomize that fails is only a warning to Python
+        swapped = subprocess.run(
+            [python, "-c", "import netCDF4, sys; sys.stdout.write(netCDF4.__name__)"],
+            env=env, capture_output=True, text=True, check=True,
+        ).stdout
+        if swapped != ("netCDF4" if mode == "netcdf4" else "nczarr"):
+            raise SystemExit(f"netCDF4 is {swapped!r} in mode {mode}: is {tree} an nczarr tree?")
         root = package
         if program.copy is not None:  # a fresh copy: files of another mode's run do not leak in
             root = scratch / "suite"
@@ -140,7 +147,7 @@ def run(python: str, program_name: str, mode: str, out: Path, extra: list[str], 
         targets += [f"--ignore={root / part}" for part in program.ignore]
         report = out / f"{program_name}-{mode}.xml"
         command = [
-            python, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider", "-n0",
+            python, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider", "-n0", "--continue-on-collection-errors",
             f"--junitxml={report}", "-o", "junit_family=xunit1", "--basetemp", str(scratch / "tmp"), *extra,
         ]
         log = out / f"{program_name}-{mode}.log"
