@@ -215,9 +215,9 @@ class Dataset:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
         self._load()
-        finalizer = weakref.finalize(self, _dropped, shared)
-        finalizer.atexit = False  # _close_all_at_exit closes what is left, in order
-        _LIVE[id(shared)] = finalizer
+        weakref.finalize(self, _dropped, shared)  # also at exit, newest first (zip.py counts on it)
+        if not _EXIT_DRAIN:  # after weakref's exit hook is registered: it runs before this one
+            _EXIT_DRAIN.append(atexit.register(close_dropped))
 
     # -- construction of handles ----------------------------------------------------------
     def _bind(self, shared: Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
@@ -336,9 +336,6 @@ class Dataset:
         self._shared.check_open()
         with self._shared.lock:
             image = self._shared.close()
-        finalizer = _LIVE.pop(id(self._shared), None)
-        if finalizer is not None:
-            finalizer.detach()
         close_dropped()
         return image
 
@@ -716,8 +713,8 @@ _SLOTS = frozenset(
 )
 
 
-#: The finalizers of open datasets, by id of their Shared.
-_LIVE: dict[int, weakref.finalize] = {}
+#: The exit hook that closes the datasets still queued (registered once).
+_EXIT_DRAIN: list[Callable[[], None]] = []
 #: Datasets the garbage collector found dropped unclosed, to close at the next safe point.
 _DROPPED: list[Shared] = []
 
@@ -740,7 +737,6 @@ def _dropped(shared: Shared) -> None:
     ``ContextVar.set`` under numpy's ``errstate``: closing there, which enters ``errstate``
     again, crashed the interpreter): then it is only queued, and :func:`close_dropped`
     closes it at the next safe point."""
-    _LIVE.pop(id(shared), None)
     _DROPPED.append(shared)
     if not _COLLECTING[0]:
         close_dropped()
@@ -767,21 +763,6 @@ def _close_at_exit(shared: Shared) -> None:
         log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
 
 
-def _close_all_at_exit() -> None:
-    """At exit, close every dataset still open (as netCDF4 does) and those dropped."""
-    while _LIVE:
-        try:
-            _key, finalizer = _LIVE.popitem()
-        except KeyError:
-            break
-        # not finalizer(): weakref's own exit hook, which may run first, disarms them all
-        detached = finalizer.detach()
-        if detached is not None:
-            _close_at_exit(detached[2][0])
-    close_dropped()
-
-
-atexit.register(_close_all_at_exit)
 AFTER_COLLECT.append(close_dropped)
 
 
