@@ -183,6 +183,12 @@ class DatasetNotFoundError(StoreError, FileNotFoundError):
     """A dataset opened for reading where there is none (netCDF4: FileNotFoundError)."""
 
 
+class MissingFolderError(DatasetNotFoundError, PermissionError):
+    """A dataset created in a folder that does not exist: nczarr creates no parents, as
+    netcdf-c does not (netCDF4 raises PermissionError, errno 13, from HDF5's failed create;
+    this is also the FileNotFoundError it is)."""
+
+
 class ValueRangeError(NCZarrError, OverflowError):
     """A value outside the range of the type it must be stored as, such as a ``_FillValue``
     of 300 for a ``u1`` variable (netCDF4 raises OverflowError)."""

@@ -10,6 +10,9 @@ changed. Data goes to the arrays as it is assigned.
 
 from __future__ import annotations
 
+import atexit
+import errno
+import gc
 import logging
 import os
 import posixpath
@@ -42,6 +45,7 @@ from nczarr.errors import (
     ArgumentError,
     AttributeNotFoundError,
     DatasetStateError,
+    MissingFolderError,
     NameNotFoundError,
     NCZarrError,
     SelectionError,
@@ -58,7 +62,7 @@ from nczarr.model import nodes as model_nodes
 from nczarr.model.resolve import anonymous_dimensions
 from nczarr.store import open_store
 from nczarr.store.base import Store
-from nczarr.store.lock import WriterLock, writer_lock
+from nczarr.store.lock import AFTER_COLLECT, WriterLock, writer_lock
 from nczarr.store.memory import MemoryStore
 from nczarr.store.open import is_fsspec_object
 from nczarr.store.zip import ZipStore
@@ -119,6 +123,7 @@ class Dataset:
         lock_timeout: float | None = None,
         **kwargs: object,
     ) -> None:
+        close_dropped()  # what the garbage collector found: written before this opens
         if mode not in _MODES:
             raise ArgumentError(f"mode must be 'w', 'x', 'r', 'a' or 'r+', got '{mode}'")
         if parallel:
@@ -135,6 +140,8 @@ class Dataset:
             display = filename.decode(encoding or "utf-8") if isinstance(filename, bytes) else os.fspath(filename)
             location = parse_location(display, storage_options=storage_options)
         convention_name, data_model, model_name = parse_format(format, location)
+        if mode != "r" and memory is None and (persist or not diskless):
+            _check_folder(location)
         reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
         if memory is not None and mode not in ("r", "w"):
             raise ArgumentError("if memory kwarg specified, mode must be 'r' or 'w'")
@@ -213,7 +220,9 @@ class Dataset:
             shared.reopen = dict(reopen, filename=display)
         self._bind(shared, tree, None, keepweakref)
         self._load()
-        weakref.finalize(self, _close_at_exit, shared)
+        weakref.finalize(self, _dropped, shared)  # also at exit, newest first (zip.py counts on it)
+        if not _EXIT_DRAIN:  # after weakref's exit hook is registered: it runs before this one
+            _EXIT_DRAIN.append(atexit.register(close_dropped))
 
     # -- construction of handles ----------------------------------------------------------
     def _bind(self, shared: Shared, node: ModelGroup, parent: Dataset | None, keepweakref: bool) -> None:
@@ -331,7 +340,9 @@ class Dataset:
         A dataset created in memory (``memory=``) gives its netCDF file image, as netCDF4."""
         self._shared.check_open()
         with self._shared.lock:
-            return self._shared.close()
+            image = self._shared.close()
+        close_dropped()
+        return image
 
     def __enter__(self) -> Dataset:
         return self
@@ -707,13 +718,57 @@ _SLOTS = frozenset(
 )
 
 
+#: The exit hook that closes the datasets still queued (registered once).
+_EXIT_DRAIN: list[Callable[[], None]] = []
+#: Datasets the garbage collector found dropped unclosed, to close at the next safe point.
+_DROPPED: list[Shared] = []
+
+
+#: Whether the garbage collector is collecting (its callbacks tell).
+_COLLECTING = [False]
+
+
+def _collecting(phase: str, info: dict[str, int]) -> None:
+    _COLLECTING[0] = phase == "start"
+
+
+gc.callbacks.append(_collecting)
+
+
+def _dropped(shared: Shared) -> None:
+    """A dataset was dropped unclosed: closed now when its last reference went, as netCDF4
+    does. But the garbage collector (a dataset in a reference cycle) may start at any
+    allocation, in any thread, even within C code that is not re-entrant (contextvars'
+    ``ContextVar.set`` under numpy's ``errstate``: closing there, which enters ``errstate``
+    again, crashed the interpreter): then it is only queued, and :func:`close_dropped`
+    closes it at the next safe point."""
+    _DROPPED.append(shared)
+    if not _COLLECTING[0]:
+        close_dropped()
+
+
+def close_dropped() -> None:
+    """Close the datasets dropped without close() (as netCDF4 does), from ordinary code: a
+    new dataset's opening, a close, a writer waiting for a lock, the interpreter's exit."""
+    while _DROPPED:
+        try:
+            shared = _DROPPED.pop()
+        except IndexError:  # another thread took the last one
+            return
+        _close_at_exit(shared)
+
+
 def _close_at_exit(shared: Shared) -> None:
-    """Close a dataset dropped without close() (as netCDF4 does); there is no caller to
-    raise to, so a failure is logged."""
+    """Close a dataset dropped without close(); there is no caller to raise to, so a
+    failure is logged."""
     try:
-        shared.close()
+        with shared.lock:
+            shared.close()
     except Exception:
         log.exception("could not write dataset %r when it was dropped unclosed", shared.filename)
+
+
+AFTER_COLLECT.append(close_dropped)
 
 
 def _root(group: Dataset) -> Dataset:
@@ -824,6 +879,16 @@ def _file_target(
             writer.release()
         raise
     return memory, out, writer, loaded
+
+
+def _check_folder(location: Location) -> None:
+    """MissingFolderError when a local dataset would be made in a folder that does not
+    exist: netcdf-c creates no parents, and a typo must not make folders."""
+    target = location.target
+    if location.local and isinstance(target, str):
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise MissingFolderError(errno.ENOENT, "No such file or directory", target)
 
 
 def _file_disk_format(model_name: str) -> str:

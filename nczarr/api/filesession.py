@@ -29,6 +29,7 @@ from nczarr.errors import ArgumentError, ContainerError, NCZarrError
 from nczarr.formats.session import Session
 from nczarr.model import Dataset, Variable, resolve_dimension
 from nczarr.model.resolve import name_anonymous
+from nczarr.store import FileState, file_state
 from nczarr.store.memory import MemoryStore
 from nczarr.values.indexing import Selector
 from nczarr.values.source import DatasetSource
@@ -124,27 +125,33 @@ class FileTarget:
         self.memory, self.target, self.data_model = memory, target, data_model
         self.write = file_writer(data_model)
         self.session: FileSession | None = None  # set once opened
+        # the file at the target when opened (None: none): only that one is replaced at
+        # close, never a file the program (or anyone) wrote there meanwhile (netCDF4 writes
+        # as it goes, into its own file)
+        self.replaces = None if target is None else file_state(target)
 
     def __call__(self) -> memoryview | None:
         if self.target is not None:
-            self._write(self.target)
+            self._write(self.target, self.replaces)
+            self.replaces = file_state(self.target)
             return None
         folder = tempfile.mkdtemp(prefix="nczarr-image-")
         try:
             path = os.path.join(folder, "image.nc")
-            self._write(path)
+            self._write(path, None)
             return memoryview(Path(path).read_bytes())
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _write(self, path: str) -> None:
+    def _write(self, path: str, replaces: FileState | None) -> None:
         source = sources.zarr_source(self.memory)
         try:
             name_anonymous(source.dataset)  # a netCDF file names every dimension, as copy does
             if self.data_model.startswith("NETCDF3") or self.session is None:
-                self.write(path, source, self.data_model)
+                self.write(path, source, self.data_model, replaces=replaces)
             else:
-                self.write(path, source, self.data_model, storage=self.session.file_storage(source.storage))
+                storage = self.session.file_storage(source.storage)
+                self.write(path, source, self.data_model, storage=storage, replaces=replaces)
         finally:
             source.close()
 

@@ -57,7 +57,7 @@ from nczarr.values.indexing import Key, fit_data, read_key, write_key
 from nczarr.values.quantize import QUANTIZE_ATTRIBUTES, check_quantize, quantize_write
 from nczarr.values.storage import NETCDF4_COMPRESSIONS, NO_SZIP, VariableStorage
 from nczarr.values.stored import encoding_of, raw_to_stored, stored_to_raw
-from nczarr.values.types import COMPLEX_TYPE_NAMES, default_fill, dtype_of
+from nczarr.values.types import COMPLEX_TYPE_NAMES, canonical_dtype, default_fill, dtype_of
 
 _FILL_AFTER_CREATION = (
     "_FillValue attribute must be set when variable is created (using fill_value keyword to createVariable)"
@@ -205,7 +205,8 @@ class Variable:
             compression = None
         if compression == "szip":
             raise ArgumentError(f"{NO_SZIP} {where}")
-        chunks = _chunks(dims, contiguous, chunksizes)
+        # netCDF4 ignores the storage settings netCDF-3 lacks
+        chunks = None if netcdf3 else _chunks(dims, contiguous, chunksizes)
         storage = VariableStorage(
             chunks=chunks,
             compression=compression,
@@ -222,7 +223,7 @@ class Variable:
             grp._node.add(node)
             try:
                 self._bind(grp, node, usertype, endian)
-                self._contiguous = bool(contiguous)
+                self._contiguous = bool(contiguous) and not netcdf3
                 self._endian = endian
                 self._set_creation_attributes(fill_value, least_significant_digit, significant_digits, quantize_mode)
                 shared.session.define(node, storage)
@@ -290,7 +291,7 @@ class Variable:
             )
             dtype = usertype.dtype
         if endian != "native" and dtype.kind in "iuf":
-            dtype = dtype.newbyteorder(">" if endian == "big" else "<")
+            dtype = canonical_dtype(dtype.newbyteorder(">" if endian == "big" else "<"))
         # netCDF4's auto_complex: nc-complex's layouts read and write as complex numbers
         complex_view, complex_axis = None, False
         if grp._shared.auto_complex and kind == "compound":
@@ -330,6 +331,10 @@ class Variable:
     # -- properties --------------------------------------------------------------------------
     @property
     def name(self) -> str:
+        return self._node.name
+
+    @property
+    def _name(self) -> str:  # netCDF4's variables have it; programs read it
         return self._node.name
 
     @property
@@ -469,7 +474,34 @@ class Variable:
 
     def setncatts(self, attdict: Mapping[str, object]) -> None:
         for name, value in attdict.items():
-            self.setncattr(name, value)
+            if name == "_FillValue":  # netCDF4 refuses it in setncattr only
+                self._set_fill_value(value)
+            else:
+                self.setncattr(name, value)
+
+    def _set_fill_value(self, value: object) -> None:
+        """``_FillValue`` set after creation, as netcdf-c allows it: in netCDF-4 only before
+        any data are written."""
+        shared = self._grp._shared
+        shared.check_writable()
+        session = shared.session
+        with shared.lock:
+            if not shared.data_model.startswith("NETCDF3") and session.has_data(self._node):
+                raise AttributeNotFoundError("NetCDF: Attempt to define fill value when data already exists.")
+            self._changed_attribute()
+            attributes = self._node.attributes
+            previous = self._node.find_attribute("_FillValue")
+            place = len(attributes) if previous is None else attributes.index(previous)
+            if previous is not None:
+                attributes.remove(previous)
+            try:
+                self._set_creation_attributes(value, None, None, "BitGroom")
+            except BaseException:
+                if previous is not None:
+                    attributes.insert(place, previous)
+                raise
+            attributes.insert(place, attributes.pop())  # where it was, as netCDF4 keeps it
+            session.refill(self._node)
 
     def _set_attribute(self, name: str, value: object, *, force_string: bool) -> None:
         set_attribute(self._grp._shared, self._node, name, value, force_string=force_string, changed=self._changed_attribute)
@@ -539,7 +571,10 @@ class Variable:
         if self._grp._shared.data_model.startswith("NETCDF3"):
             return None
         array = self._array()
-        if self._contiguous or getattr(array, "contiguous", False):
+        # Zarr has no contiguous layout: a Zarr store reports the one chunk, as netCDF4 does
+        # on an NCZarr store (netcdf-c), also while the dataset that asked for it is open
+        in_file = self._grp._shared.disk_format not in ("NCZARR", "ZARR")
+        if (self._contiguous and in_file) or getattr(array, "contiguous", False):
             return "contiguous"
         chunks = array.chunks
         return list(chunks) if self._node.dimensions else "contiguous"

@@ -10,7 +10,7 @@ import copy
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from nczarr.model import (
     VlenType,
     validate,
 )
-from nczarr.store import replace_file, temp_beside
+from nczarr.store import ANY_FILE, FileState, replace_file, temp_beside
 from nczarr.values.blocks import plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import (
@@ -77,6 +77,7 @@ def write_hdf5(
     progress: Callable[[int], None] | None = None,
     max_memory: int = 64 << 20,
     storage: Mapping[str, VariableStorage] | None = None,
+    replaces: FileState | str | None = ANY_FILE,
 ) -> None:
     """Write ``source`` as a netCDF-4 file at ``path`` (``data_model`` ``NETCDF4`` or
     ``NETCDF4_CLASSIC``), its data block by block in at most about ``max_memory`` bytes.
@@ -86,7 +87,8 @@ def write_hdf5(
     (default: the source's); ``progress`` is called with the number of values of each block
     written. What cannot be written (vlens of strings or of vlens, filters HDF5 has no plugin
     for) is refused before anything is written; the file appears (atomically replacing what
-    was there) only when it is complete."""
+    was there, only if that is the file ``replaces`` says: :func:`~nczarr.store.replace_file`)
+    only when it is complete."""
     _h5netcdf, h5py = require_h5netcdf()
     if data_model not in ("NETCDF4", "NETCDF4_CLASSIC"):
         raise ArgumentError(f"data_model must be 'NETCDF4' or 'NETCDF4_CLASSIC', not {data_model!r}")
@@ -104,7 +106,7 @@ def write_hdf5(
         # HDF5 1.8 to 1.10 object formats, as netcdf-c writes, so older readers open the file
         with h5py.File(temporary, "w", track_order=True, libver=("v108", "v110")) as h5file:
             _Writer(h5py, h5file, source, data_model, settings, chunking, progress, max_memory).write()
-        replace_file(temporary, os.fspath(target))  # fsynced when NCZARR_FSYNC asks
+        replace_file(temporary, os.fspath(target), replaces=replaces)  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -426,7 +428,7 @@ class _Writer:
             return
         dtype = h5ds.dtype
         itemsize = VARIABLE_ITEMSIZE if dtype.kind == "O" else dtype.itemsize
-        for block in plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks):
+        for block in self._written_blocks(variable, plan_blocks(shape, itemsize, self.max_memory, h5ds.chunks), h5ds.chunks):
             data = self.source.read(variable, block)
             base = self.h5py.check_vlen_dtype(dtype)
             scope = variable.group
@@ -447,6 +449,35 @@ class _Writer:
             if self.progress is not None:
                 self.progress(int(np.asarray(data).size))
 
+
+    def _written_blocks(
+        self, variable: Variable, blocks: Iterable[tuple[slice, ...]], chunks: tuple[int, ...] | None
+    ) -> Iterator[tuple[slice, ...]]:
+        """The blocks to write. A source that tells which were never written (a Zarr store's
+        missing chunks) has those left out, and of a block written in part only the HDF5
+        chunks written: unwritten chunks stay unallocated, as netcdf-c leaves them, rather
+        than stored full of fill values (a contiguous variable is allocated whole, or not)."""
+        unwritten = getattr(self.source, "unwritten", None)
+        for block in blocks:
+            if unwritten is None:
+                yield block
+                continue
+            if unwritten(variable, block):
+                self._skipped(block)
+                continue
+            if chunks is None:
+                yield block
+                continue
+            for part in plan_blocks(tuple(s.stop - s.start for s in block), 1, math.prod(chunks), chunks):
+                inner = tuple(slice(b.start + p.start, b.start + p.stop) for b, p in zip(block, part))
+                if unwritten(variable, inner):
+                    self._skipped(inner)
+                else:
+                    yield inner
+
+    def _skipped(self, block: tuple[slice, ...]) -> None:
+        if self.progress is not None:
+            self.progress(math.prod(s.stop - s.start for s in block))
 
     def _write_records(
         self, variable: Variable, type: CompoundType | VlenType, h5ds: Any, block: tuple[slice, ...], data: np.ndarray

@@ -22,7 +22,7 @@ import numpy as np
 from nczarr.errors import DatasetNotFoundError, Netcdf3Error
 from nczarr.formats import FormatError
 from nczarr.model import AtomicType, DataModel, Dataset, Dimension, Group, Resolver, Variable
-from nczarr.store import replace_file, temp_beside
+from nczarr.store import ANY_FILE, FileState, replace_file, temp_beside
 from nczarr.values.blocks import first_index, plan_blocks
 from nczarr.values.source import DatasetSource
 from nczarr.values.storage import VariableStorage
@@ -536,11 +536,13 @@ def write_netcdf3(
     *,
     progress: Callable[[int], None] | None = None,
     max_memory: int = 64 << 20,
+    replaces: FileState | str | None = ANY_FILE,
 ) -> None:
     """Write ``source`` as a netCDF-3 file of kind ``data_model``, holding at most about
     ``max_memory`` bytes of values at a time; ``progress(nbytes)`` is called as the bytes
     after the header (values and their padding) are written. Raises FormatError, before
-    creating anything, listing what the kind cannot hold; the file appears only once complete."""
+    creating anything, listing what the kind cannot hold; the file appears only once complete,
+    and only over the file ``replaces`` says is there (:func:`~nczarr.store.replace_file`)."""
     plan = _plan(source.dataset, data_model)
     if plan.problems:
         raise FormatError(f"{os.fspath(path)}: cannot write {plan.kind.name}:\n  " + "\n  ".join(plan.problems))
@@ -555,7 +557,7 @@ def write_netcdf3(
             out.write(plan.header)
             writer.fixed()
             writer.records()
-        replace_file(temporary, target)  # fsynced when NCZARR_FSYNC asks
+        replace_file(temporary, target, replaces=replaces)  # fsynced when NCZARR_FSYNC asks
     except BaseException:
         os.unlink(temporary)
         raise

@@ -238,6 +238,12 @@ class Session:
             stored = stored.reshape(())
         array.set_orthogonal_selection(engine_selection, stored)
 
+    def unwritten(self, variable: Variable, selection: Hyperslab) -> bool:
+        """Whether no value of ``variable`` in ``selection`` was ever written (all read as
+        fill): a writer of netCDF-4 files leaves such blocks unallocated, as netcdf-c does."""
+        array = self.array(variable)
+        return not array.stored_in(_engine_selection(array, selection))
+
     def _value_type(self, variable: Variable) -> AtomicType | UserType:
         type = variable.type
         if isinstance(type, AtomicType):
@@ -273,6 +279,24 @@ class Session:
             storage = replace(storage, chunks=tuple(metadata.chunk_shape))
         self.stored.storage[variable.fqn] = storage
         self.stored.arrays[variable.fqn] = metadata
+
+    def has_data(self, variable: Variable) -> bool:
+        """Whether any chunk of ``variable`` was written (netCDF-4 fixes its fill value then)."""
+        array = self._arrays.get(variable.fqn)
+        if array is not None:
+            array.flush()
+        prefix = path_of(variable.fqn) + "/"
+        return any(not _is_document(key) for key in self.store.list_prefix(prefix))
+
+    def refill(self, variable: Variable) -> None:
+        """Rebuild ``variable``'s array after its ``_FillValue`` attribute changed (netCDF4's
+        ``setncatts`` sets it after creation, before any data)."""
+        self._check_writable()
+        fqn = variable.fqn
+        array = self._arrays.pop(fqn, None)
+        if array is not None:  # its cache holds chunks filled with the old value
+            array.flush()
+        self.stored.arrays[fqn] = self.convention.array_metadata(variable, self.stored.storage[fqn])
 
     def grow(self, dimension: Dimension, size: int) -> None:
         """Set an unlimited dimension's current length; every array that uses it takes the

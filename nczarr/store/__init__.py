@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nczarr.errors import InvalidModeError
-from nczarr.store._files import read_regular_file, remove_tree, replace_file, temp_beside
+from nczarr.store._files import ANY_FILE, FileState, file_state, read_regular_file, remove_tree, replace_file, temp_beside
 from nczarr.store.base import (
     ByteRange,
     Store,
@@ -19,14 +19,17 @@ from nczarr.store.open import MODES, open_store
 from nczarr.store.zip import ZipStore
 
 __all__ = [
+    "ANY_FILE",
     "MODES",
     "ByteRange",
     "DirectoryStore",
+    "FileState",
     "FsspecStore",
     "InvalidModeError",
     "MemoryStore",
     "Store",
     "ZipStore",
+    "file_state",
     "open_store",
     "read_regular_file",
     "remove_tree",

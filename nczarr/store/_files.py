@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import BinaryIO
 
 from nczarr.config import fsync_enabled
-from nczarr.errors import StoreError
+from nczarr.errors import ConcurrentWriteError, StoreError
 
 #: Temporary files are named ``.tmp-nczarr-`` and 16 hex digits: no zarr key looks like that.
 TEMP_PREFIX = ".tmp-nczarr-"
@@ -143,11 +143,39 @@ def temp_beside(path: str) -> tuple[int, str]:
             continue
 
 
-def replace_file(temp: str, path: str, *, fsync: bool | None = None) -> None:
+#: What tells one file at a path from another: device, inode, size and modification time.
+FileState = tuple[int, int, int, int]
+
+
+def file_state(path: str) -> FileState | None:
+    """The state of the file at ``path`` (None: there is none), to tell later whether
+    someone replaced or changed it meanwhile."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+#: ``replaces`` of :func:`replace_file` when whatever is at the path may be replaced.
+ANY_FILE = "any"
+
+
+def replace_file(
+    temp: str, path: str, *, fsync: bool | None = None, replaces: FileState | str | None = ANY_FILE
+) -> None:
     """Move the complete file ``temp`` over ``path`` (same directory), as ``os.replace``,
     keeping the permissions of the file it replaces (an update must not change who may read
     it); ``fsync`` (None: the ``NCZARR_FSYNC`` setting) makes its contents and the rename
-    reach the disk first. For writers that must create their temporary file themselves."""
+    reach the disk first. For writers that must create their temporary file themselves.
+    ``replaces``: the :func:`file_state` the path must still have (None: no file), else
+    ConcurrentWriteError and ``temp`` is left for the caller to remove: a file someone
+    wrote at the path meanwhile is never replaced behind their back."""
+    if replaces != ANY_FILE and file_state(path) != replaces:
+        raise ConcurrentWriteError(
+            f"{path}: the file was replaced or changed since this dataset opened it; "
+            "nczarr does not overwrite it (this dataset's changes are not written)"
+        )
     with contextlib.suppress(FileNotFoundError):
         os.chmod(temp, stat.S_IMODE(os.stat(path).st_mode))
     fsync = resolve_fsync(fsync)

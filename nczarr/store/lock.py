@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable
 
 from nczarr.errors import StoreError, StoreLockedError
 
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LOCK_TIMEOUT = 10.0
 #: The environment variable that sets the default wait (seconds; ``inf`` waits for ever).
 LOCK_TIMEOUT_ENV = "NCZARR_LOCK_TIMEOUT"
+#: What closes the datasets the garbage collector found dropped unclosed (the API registers
+#: it): a waiting writer collects, then runs these, so that such a holder lets go.
+AFTER_COLLECT: list[Callable[[], None]] = []
 LOCK_SUFFIX = ".nczarr-lock"
 #: How often a waiting writer tries again.
 _POLL = 0.05
@@ -97,6 +101,8 @@ class WriterLock:
                 # which lets go when it is collected
                 collected = True
                 gc.collect()
+                for hook in AFTER_COLLECT:
+                    hook()
                 continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -26,7 +26,8 @@ def stringtochar(a: np.ndarray, encoding: str | None = None, n_strlen: int | Non
     encoding = _default_encoding(kind, encoding)
     if n_strlen is None:
         n_strlen = a.dtype.itemsize
-    flat = a.reshape(-1)
+    # a masked array's missing strings are its fill value, as netCDF4 takes them (tobytes)
+    flat = np.ma.filled(a).reshape(-1)
     items: list[bytes]
     if kind == "S":
         if encoding == "ascii":

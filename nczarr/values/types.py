@@ -112,7 +112,15 @@ def dtype_of(type: AtomicType) -> np.dtype:
     ``object``)."""
     if type is AtomicType.CHAR or type is AtomicType.STRING:
         return numpy_dtype(type)
-    return np.dtype(NUMPY_CODE[type])
+    return canonical_dtype(np.dtype(NUMPY_CODE[type]))
+
+
+def canonical_dtype(dtype: np.dtype) -> np.dtype:
+    """numpy's own instance of a native scalar dtype (the one ``np.dtype("float32")`` gives),
+    as netCDF4 hands them out: programs compare dtypes with ``is``. Others are kept."""
+    if dtype.isnative and dtype.fields is None and dtype.subdtype is None and dtype.kind in "biufcO":
+        return np.dtype(dtype.type)
+    return dtype
 
 
 def atomic_type_of(dtype: np.dtype) -> AtomicType | None:

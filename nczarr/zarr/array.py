@@ -398,6 +398,17 @@ class Array(Node[ArrayMetadata]):
         """The store key of the chunk at grid position ``coords``."""
         return self._prefix + self.metadata.chunk_key(coords)
 
+    def stored_in(self, selection: tuple[slice | int, ...]) -> bool:
+        """Whether any chunk that the box ``selection`` (ints, slices of step 1) reaches is
+        stored (unstored chunks read as fill values: a writer of files need not write them)."""
+        ranges = []
+        for entry, chunk, size in zip(selection, self.chunks, self.shape):
+            start, stop = (entry, entry + 1) if isinstance(entry, int) else entry.indices(size)[:2]
+            if stop <= start:
+                return False
+            ranges.append(range(start // chunk, (stop - 1) // chunk + 1))
+        return any(self.store.exists(self.chunk_key(coords)) for coords in itertools.product(*ranges))
+
     def _inside_nbytes(self) -> int:
         """Bytes of the largest part of a chunk that lies inside the array."""
         return math.prod(min(c, n) for c, n in zip(self.chunks, self.shape)) * self.dtype.itemsize

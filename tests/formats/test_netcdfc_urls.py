@@ -311,6 +311,7 @@ def test_reading_honours_the_mode_as_netcdf_c_does(written: str, read: str, tmp_
 
 def test_relative_file_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()  # netcdf-c creates no parent folders (NetCDF: Some object not found)
     with nczarr.Dataset("file:sub/r.file#mode=zarr,file", "w") as dataset:
         _fill(dataset)
     assert (tmp_path / "sub" / "r.file" / ".zgroup").is_file()
