@@ -12,7 +12,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, cast
 
@@ -22,7 +22,7 @@ import numpy.typing as npt
 from nczarr import config
 from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
 from nczarr.store.base import Store
-from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline, FillValue
+from nczarr.zarr.chunkspec import Buffer, ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
 from nczarr.zarr.codecs.workers import THREAD_PREFIX, run
 from nczarr.zarr.indexing import ChunkPart, ChunkProjection, OrthogonalSelection, Selection, chunk_part
@@ -455,6 +455,15 @@ class Array(Node[ArrayMetadata]):
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
 
     def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
+        part = self._blosc_part(proj)
+        if part is not None and data is not None:
+            try:
+                decoded = self._pipeline.decode_ranges(data, part.ranges)
+            except CodecError as e:
+                raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
+            if decoded is not None:
+                self._place_part(view, key, proj, part, [decoded])
+                return
         self._place(view, proj, self._decode(key, data))
 
     def _place(self, view: np.ndarray, proj: ChunkProjection, chunk: np.ndarray | None) -> None:
@@ -509,6 +518,9 @@ class Array(Node[ArrayMetadata]):
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
+        if self._blosc_part(proj) is not None:
+            self._decode_into(view, key, proj, self._read_stored(key))
+            return None
         chunk = self._decode(key, self._read_stored(key))
         self._place(view, proj, chunk)
         # only when asked: the pool's results are held until every chunk is read
@@ -525,8 +537,20 @@ class Array(Node[ArrayMetadata]):
             return None
         return part
 
+    def _blosc_part(self, proj: ChunkProjection) -> ChunkPart | None:
+        """The byte ranges of the decoded chunk that a selection needs of a blosc chunk
+        (a chain of ``bytes`` and ``blosc``), when it needs at most 1/PART_FRACTION of it:
+        only the blosc blocks holding them are decoded (a one-point time series decodes one
+        block per chunk). None: the chunk is decoded whole."""
+        if proj.full or not self._pipeline.ranges_decodable or self.metadata.order != "C" or not self.dtype.itemsize:
+            return None
+        part = chunk_part(proj.per_dim, self.chunks, self.dtype.itemsize, PART_MAX_RANGES)
+        if part is None or part.nbytes * PART_FRACTION > self._chunk_nbytes:
+            return None
+        return part
+
     def _place_part(
-        self, view: np.ndarray, key: str, proj: ChunkProjection, part: ChunkPart, pieces: list[bytes] | None
+        self, view: np.ndarray, key: str, proj: ChunkProjection, part: ChunkPart, pieces: Sequence[Buffer] | None
     ) -> None:
         """Put the part of a chunk read by ``_raw_part``'s ranges (None: absent) in place."""
         if pieces is None:
