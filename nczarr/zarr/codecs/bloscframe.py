@@ -179,6 +179,83 @@ def _unshuffle(planes: np.ndarray, typesize: int, dest: np.ndarray) -> None:
     dest[whole:] = planes[whole:]
 
 
+_L1 = 32 * 1024
+_MAX_BLOCKSIZE = 1 << 28
+#: c-blosc 1's block size factor per compression level, for zlib (a codec "for high
+#: compression ratios", whose blocks are twice as large).
+_LEVEL_FACTORS = {1: 0.5, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 8, 8: 8, 9: 16}
+
+
+def zlib_blocksize(nbytes: int, typesize: int, clevel: int, forced: int = 0) -> int:
+    """The block size c-blosc 1 chooses for a zlib frame (``compute_blocksize``): the same
+    blocks as the blosc library, so readers that decode in part find what they expect."""
+    if nbytes < typesize:
+        return 1
+    if forced:
+        blocksize = min(max(forced, _MIN_SPLIT_NBYTES), _MAX_BLOCKSIZE)
+    elif nbytes >= _L1:
+        blocksize = int(_L1 * 2 * _LEVEL_FACTORS[clevel])
+    else:
+        blocksize = nbytes
+    if typesize <= _MAX_SPLITS and blocksize // typesize >= _MIN_SPLIT_NBYTES:
+        blocksize = min(max(min(blocksize, 1 << 18) * typesize, 1 << 16), 1 << 20)
+    blocksize = min(blocksize, nbytes)
+    if blocksize > typesize:
+        blocksize = blocksize // typesize * typesize
+    return blocksize
+
+
+def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_blocksize: int = 0) -> bytes:
+    """``data`` as a blosc 1 frame of zlib streams at ``clevel`` (1-9), byte-shuffled or not,
+    laid out as c-blosc lays it out, the streams deflated by the fast deflate library
+    (``fastzlib``: ISA-L at levels 1-3). Every blosc 1 reader decodes it. Needs at least
+    128 bytes (c-blosc stores less as is; the blosc library encodes those)."""
+    raw = np.frombuffer(byte_view(data), dtype=np.uint8)
+    nbytes = len(raw)
+    blocksize = zlib_blocksize(nbytes, typesize, clevel, forced_blocksize)
+    nblocks = -(-nbytes // blocksize)
+    flags = (_ZLIB << 5) | (_DOSHUFFLE if shuffle else 0)
+    if not (typesize <= _MAX_SPLITS and blocksize // typesize >= _MIN_SPLIT_NBYTES):
+        flags |= _DONT_SPLIT
+    pieces: list[Buffer] = []
+    starts: list[int] = []
+    position = HEADER_NBYTES + 4 * nblocks
+    shuffled = np.empty(blocksize, dtype=np.uint8) if shuffle and typesize > 1 else None
+    for index in range(nblocks):
+        block = raw[index * blocksize : (index + 1) * blocksize]
+        size = len(block)
+        if shuffled is not None:
+            block = _shuffle(block, typesize, shuffled[:size])
+        split = not flags & _DONT_SPLIT and size == blocksize
+        nsplits = typesize if split else 1
+        plane = size // nsplits
+        starts.append(position)
+        for j in range(nsplits):
+            stream = block[j * plane : (j + 1) * plane]
+            packed = fastzlib.compress(byte_view(stream), clevel, False)
+            if len(packed) >= plane:  # stored as is: a length equal to the plane's says so
+                packed = stream.tobytes()
+            pieces.append(struct.pack("<i", len(packed)))
+            pieces.append(packed)
+            position += 4 + len(packed)
+    if position > HEADER_NBYTES + nbytes:  # as c-blosc: the data stored as is is smaller
+        header = _HEADER.pack(2, 1, flags | _MEMCPYED, typesize, nbytes, blocksize, HEADER_NBYTES + nbytes)
+        return header + raw.tobytes()
+    header = _HEADER.pack(2, 1, flags, typesize, nbytes, blocksize, position)
+    return b"".join([header, struct.pack(f"<{nblocks}i", *starts), *pieces])
+
+
+def _shuffle(block: np.ndarray, typesize: int, dest: np.ndarray) -> np.ndarray:
+    """Blosc's byte shuffle of one block into ``dest`` (the inverse of ``_unshuffle``)."""
+    count = len(block) // typesize
+    whole = count * typesize
+    elements = block[:whole].reshape(count, typesize)
+    for i in range(typesize):
+        dest[i * count : (i + 1) * count] = elements[:, i]
+    dest[whole:] = block[whole:]
+    return dest
+
+
 def parse(name: str, data: Buffer) -> BloscFrame | None:
     """The frame of ``data`` when this module decodes it (see the module's docstring), None
     when the blosc library must; a header that contradicts the frame is a CodecError."""
