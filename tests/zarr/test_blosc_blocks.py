@@ -6,7 +6,6 @@ corrupt frames refused with a CodecError."""
 from __future__ import annotations
 
 import struct
-import threading
 from pathlib import Path
 
 import netCDF4
@@ -20,6 +19,7 @@ import nczarr
 from nczarr.errors import CodecError
 from nczarr.store import DirectoryStore
 from nczarr.zarr import create_array, open_array
+from nczarr.zarr.chunkspec import Buffer
 from nczarr.zarr.codecs import bloscframe
 
 RNG = np.random.default_rng(7)
@@ -124,25 +124,26 @@ def test_zarr_python_and_tensorstore_blosc_read_in_part(tmp_path: Path, monkeypa
     assert seen  # the partial path ran
 
 
-def test_whole_chunks_on_pool_threads_decode_through_bloscframe(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("threads", [1, 4])
+def test_whole_zlib_chunks_decode_through_bloscframe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     threads: int) -> None:
     values = field((40, 30, 24))
     array = create_array(DirectoryStore(tmp_path / "a.zarr"), "v", shape=values.shape, dtype="f4",
                          chunks=(10, 30, 24), compressors=[BLOSC_V3])
     array[...] = values
     array.close()
-    threads: set[bool] = set()
+    calls: list[int] = []
     original = bloscframe.BloscFrame.decode
 
-    def recording(self: bloscframe.BloscFrame, data: object) -> memoryview:
-        threads.add(threading.current_thread() is threading.main_thread())
-        return original(self, data)  # type: ignore[arg-type]
+    def recording(self: bloscframe.BloscFrame, data: Buffer) -> memoryview:
+        calls.append(self.nbytes)
+        return original(self, data)
 
     monkeypatch.setattr(bloscframe.BloscFrame, "decode", recording)
-    with nczarr.config.settings(threads=4):
+    with nczarr.config.settings(threads=threads):
         reader = open_array(DirectoryStore(tmp_path / "a.zarr", read_only=True), "v")
         assert np.array_equal(reader[...], values)
-    assert threads == {False}  # the main thread keeps blosc's own threads
+    assert calls == [28800] * 4
 
 
 def test_netcdf4_reads_the_blosc_nczarr_writes(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -231,10 +230,10 @@ class BloscCodec(Codec):
     def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
         assert self.impl is not None, "a pipeline evolves its codecs"
         view = self._checked_frame(data, output_limit(spec, max_size))
-        # On a pool thread numcodecs runs blosc on one thread; there the blocks of a zlib
-        # frame decode faster through libdeflate (bloscframe). On the main thread blosc's
-        # own threads use every core for the one chunk.
-        if view[2] >> 5 == _BLOSC_ZLIB and threading.current_thread() is not threading.main_thread():
+        # A zlib frame decodes faster block by block through libdeflate (bloscframe) than
+        # in the blosc library, even with blosc's own threads on the main thread (a chunk of
+        # 4 MB: 3.9 ms against 4.7 ms with 1 or 2 blosc threads; of 260 KB: 0.26 against 0.32).
+        if view[2] >> 5 == _BLOSC_ZLIB:
             frame = bloscframe.parse(self.name, view)
             if frame is not None:
                 return frame.decode(view)
