@@ -123,7 +123,7 @@ class BloscFrame:
         if plane * nsplits != size:
             raise self._error(f"block {index} of {size} bytes does not split into {nsplits} planes")
         shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
-        decoded = np.empty(size, dtype=np.uint8) if shuffled else dest
+        planes: list[np.ndarray] = []
         position = self.starts[index]
         for j in range(nsplits):
             if position + 4 > len(view):
@@ -134,16 +134,15 @@ class BloscFrame:
                 raise self._error(f"a stream of block {index} claims {length} bytes")
             stream = view[position : position + length]
             position += length
-            target = decoded[j * plane : (j + 1) * plane]
-            if length == plane:
-                target[...] = np.frombuffer(stream, dtype=np.uint8)
-            else:
-                piece = self._inflate(stream, plane)
-                if len(piece) != plane:
-                    raise self._error(f"a stream of block {index} decodes to {len(piece)} bytes, not {plane}")
-                target[...] = np.frombuffer(piece, dtype=np.uint8)
+            piece = stream if length == plane else self._inflate(stream, plane)
+            if len(piece) != plane:
+                raise self._error(f"a stream of block {index} decodes to {len(piece)} bytes, not {plane}")
+            planes.append(np.frombuffer(piece, dtype=np.uint8))
         if shuffled:
-            _unshuffle(decoded, self.typesize, dest)
+            _unshuffle(planes[0] if nsplits == 1 else planes, self.typesize, dest)
+        else:
+            for j, values in enumerate(planes):
+                dest[j * plane : (j + 1) * plane] = values
 
     def _inflate(self, stream: memoryview, size: int) -> Buffer:
         code = self.flags >> 5
@@ -167,13 +166,18 @@ class BloscFrame:
             raise self._error(f"a {_FORMATS[code]} stream does not decode ({e})") from None
 
 
-def _unshuffle(planes: np.ndarray, typesize: int, dest: np.ndarray) -> None:
+def _unshuffle(planes: np.ndarray | list[np.ndarray], typesize: int, dest: np.ndarray) -> None:
     """Blosc's byte unshuffle of one block into ``dest``: plane ``i`` holds byte ``i`` of
-    each element; the bytes past the last whole element are copied as they are. One strided
-    copy per plane (a transposing copy takes five times as long)."""
-    count = len(planes) // typesize
+    each element; the bytes past the last whole element are copied as they are. ``planes``:
+    the block, or (a split block) its ``typesize`` planes. One strided copy per plane (a
+    transposing copy takes five times as long)."""
+    count = len(dest) // typesize
     whole = count * typesize
     elements = dest[:whole].reshape(count, typesize)
+    if isinstance(planes, list):
+        for i, values in enumerate(planes):
+            elements[:, i] = values
+        return
     for i in range(typesize):
         elements[:, i] = planes[i * count : (i + 1) * count]
     dest[whole:] = planes[whole:]
