@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 
 #: Default budget of decoded chunks kept per array (the write-back cache).
 DEFAULT_CACHE_BYTES = 64 * 2**20
-#: Chunks fetched from a remote store per batch.
-BATCH_SIZE = 64
 #: Memory for one chunk. Zarr stores edge chunks padded to full size, so reading a stored
 #: chunk or writing one takes its whole declared size. Where the declared chunk shape is
 #: larger than the array's (shape 10, chunks 10**9), that size may be at most
@@ -630,17 +628,38 @@ class Array(Node[ArrayMetadata]):
                     if key in parts:
                         self._place_part(view, key, proj, parts[key], found_parts.get(key))
                 pending = [(k, p) for k, p in pending if k not in parts]
-            for i in range(0, len(pending), BATCH_SIZE):
-                batch = pending[i : i + BATCH_SIZE]
-                found = self.store.get_many([k for k, _ in batch], self._stored_range)
-                found = {k: self._checked_stored(k, v) for k, v in found.items()}
-                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
+            self._load_remote(view, pending)
             return
         # A small read inside one chunk is often followed by another: keep that chunk.
         keep = len(pending) == 1 and not pending[0][1].full
         chunks = run([functools.partial(self._load_one, view, k, p, keep) for k, p in pending])
         if keep and chunks[0] is not None and self._cache.fits(chunks[0].nbytes):
             self._cache.put(pending[0][0], chunks[0], dirty=False)
+
+    def _load_remote(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
+        """Fetch chunks from a remote store in batches of ``config.requests()`` (the store
+        keeps a batch's requests in flight at once) and decode each batch while the next
+        one is fetched: no request waits for a chunk to decode."""
+        size = config.requests()
+        batches = [pending[i : i + size] for i in range(0, len(pending), size)]
+
+        def fetch(batch: list[tuple[str, ChunkProjection]]) -> dict[str, bytes]:
+            found = self.store.get_many([k for k, _ in batch], self._stored_range)
+            return {k: self._checked_stored(k, v) for k, v in found.items()}
+
+        if not batches:
+            return
+        if len(batches) == 1:
+            found = fetch(batches[0])
+            run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batches[0]])
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{THREAD_PREFIX}-fetch") as fetcher:
+            future = fetcher.submit(fetch, batches[0])
+            for index, batch in enumerate(batches):
+                found = future.result()
+                if index + 1 < len(batches):
+                    future = fetcher.submit(fetch, batches[index + 1])
+                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
 
     # -- writing -------------------------------------------------------------------------
     def __setitem__(self, selection: Selection, value: npt.ArrayLike) -> None:
