@@ -23,7 +23,6 @@ import logging
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -84,7 +83,7 @@ def _proxy_handler(upstream: int, delay: float, traffic: Traffic) -> type[http.s
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _forward(self) -> None:

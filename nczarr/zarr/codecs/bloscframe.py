@@ -125,7 +125,7 @@ class BloscFrame:
         shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
         planes: list[np.ndarray] = []
         position = self.starts[index]
-        for j in range(nsplits):
+        for _ in range(nsplits):
             if position + 4 > len(view):
                 raise self._error(f"block {index} runs past the end of the frame")
             (length,) = struct.unpack_from("<i", view, position)
