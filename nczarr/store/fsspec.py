@@ -58,9 +58,11 @@ REMOTE_RANGE_MERGE_GAP = 1024 * 1024
 
 
 def with_connections(url: str, storage_options: Mapping[str, object] | None) -> dict[str, object]:
-    """``storage_options`` for ``url`` with, for S3, a connection pool as large as
-    ``config.requests()`` (botocore's default of 10 would cap the requests in flight)
-    unless the options set one."""
+    """``storage_options`` for ``url`` with, for S3 and unless the options say otherwise,
+    a connection pool as large as ``config.requests()`` (botocore's default of 10 would cap
+    the requests in flight) and whole objects read in one request: s3fs's ``max_concurrency``
+    above 1 first asks every object's size (a HEAD, and a listing when it is absent), two
+    round trips per document where one does."""
     options = dict(storage_options or {})
     protocol = url.split("://", 1)[0].lower() if "://" in url else ""
     if protocol in _S3_PROTOCOLS:
@@ -68,6 +70,7 @@ def with_connections(url: str, storage_options: Mapping[str, object] | None) -> 
         kwargs = dict(kwargs) if isinstance(kwargs, Mapping) else {}
         kwargs.setdefault("max_pool_connections", config.requests())
         options["config_kwargs"] = kwargs
+        options.setdefault("max_concurrency", 1)
     return options
 
 

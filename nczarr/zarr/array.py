@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from nczarr import config
 from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
-from nczarr.store.base import Store
+from nczarr.store.base import Store, merge_ranges
 from nczarr.zarr.chunkspec import Buffer, ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
 from nczarr.zarr.codecs.workers import THREAD_PREFIX, run
@@ -533,6 +533,12 @@ class Array(Node[ArrayMetadata]):
         part = chunk_part(proj.per_dim, self.chunks, self.dtype.itemsize, PART_MAX_RANGES)
         if part is None or part.nbytes * PART_FRACTION > self._chunk_nbytes:
             return None
+        if self.store.prefers_concurrency:
+            # a remote store fetches ranges near one another as one: when those spans cover
+            # most of the chunk, one request for all of it costs the same and reads simply
+            fetched = sum(length for _, length in merge_ranges(part.ranges, self.store.range_merge_gap))
+            if fetched * 2 > self._chunk_nbytes:
+                return None
         return part
 
     def _blosc_part(self, proj: ChunkProjection) -> ChunkPart | None:
