@@ -11,13 +11,9 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import numcodecs.blosc
-import numcodecs.zstd
 import numpy as np
-from numcodecs.blosc import Blosc
-from numcodecs.zstd import Zstd
 
 from nczarr import config
 from nczarr.errors import CodecError
@@ -34,6 +30,10 @@ from nczarr.zarr.codecs.base import (
     register,
     too_much_output,
 )
+
+if TYPE_CHECKING:  # numcodecs is imported when a codec needs it: commands start faster
+    from numcodecs.blosc import Blosc
+    from numcodecs.zstd import Zstd
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,8 @@ class ZstdCodec(Codec):
         self.check_int("level", self.level, -131072, 22)
         if not isinstance(self.checksum, bool):
             raise self.bad_parameter("checksum", self.checksum, "true or false")
+        from numcodecs.zstd import Zstd
+
         object.__setattr__(self, "impl", Zstd(level=self.level, checksum=self.checksum))
 
     def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
@@ -102,6 +104,8 @@ class ZstdCodec(Codec):
         # numcodecs decodes into a given buffer without growing it, and raises when the
         # frame produces more, or (without a declared size) less, than the buffer holds.
         out = np.empty(limit if declared is None else declared, dtype=np.uint8)
+        import numcodecs.zstd
+
         try:
             numcodecs.zstd.decompress(data, out)
         except RuntimeError as e:
@@ -199,6 +203,8 @@ class BloscCodec(Codec):
             name = self.shuffle or ("bitshuffle" if typesize == 1 else "shuffle")
             shuffle = BLOSC_SHUFFLES.index(name)
             evolved = replace(self, shuffle=name, typesize=typesize)
+        from numcodecs.blosc import Blosc
+
         impl = Blosc(
             cname=self.cname, clevel=self.clevel, shuffle=shuffle,
             blocksize=self.blocksize, typesize=typesize,
@@ -271,6 +277,8 @@ def _blosc_threads() -> None:
     global _blosc_nthreads
     wanted = max(1, config.threads() // config.THREADS_PER_CORE)
     if wanted != _blosc_nthreads:
+        import numcodecs.blosc
+
         numcodecs.blosc.set_nthreads(wanted)
         _blosc_nthreads = wanted
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-import numcodecs.registry
 import numpy as np
 
 from nczarr.errors import CodecError
@@ -189,6 +188,8 @@ def known_codecs(zarr_format: Literal[2, 3] = 3) -> list[str]:
     """The codec names ``pipeline_from_v3`` (v3) or ids ``pipeline_from_v2`` (v2) accept."""
     if zarr_format == 3:
         return registered_names()
+    import numcodecs.registry
+
     ids = set(numcodecs.registry.codec_registry) - UNSUPPORTED_OBJECT_CODECS
     return sorted(ids | set(_VLEN_NAMES))
 
@@ -252,6 +253,8 @@ def _parse_v2(entry: JSON) -> Codec:
     factory = lookup(name)
     if factory is not None:
         return factory(name, config)
+    import numcodecs.registry
+
     if codec_id in numcodecs.registry.codec_registry:
         return NumcodecsCodec.from_config(name, config)
     raise CodecError(f"unknown codec {codec_id!r}; known v2 codecs: {', '.join(known_codecs(2))}")
