@@ -58,6 +58,7 @@ class Settings:
     >>> nczarr.config.configure(threads=4)          # or NCZARR_THREADS=4 in the environment
     >>> with nczarr.config.settings(deflate="zlib"):  # or NCZARR_DEFLATE=zlib
     ...     pass
+    >>> nczarr.config.configure(requests=128)       # or NCZARR_REQUESTS=128
     """
 
     def __init__(self) -> None:
