@@ -315,14 +315,7 @@ def make_peers(endpoint: str, wanted: list[str]) -> list[Peer]:
         ("zarr-python fsspec", lambda: ZarrPython(endpoint, "fsspec")),
         ("zarr-python obstore", lambda: ZarrPython(endpoint, "obstore")),
     ]
-    peers = []
-    for name, factory in factories:
-        if wanted and name != "nczarr" and not any(w in name for w in wanted):
-            continue
-        try:
-            peers.append(factory())
-        except ImportError as exc:
-            print(f"skipping {name}: {exc}", file=sys.stderr)
+    peers: list[Peer] = h.build_peers(factories, wanted)
     return peers
 
 

@@ -438,14 +438,7 @@ def make_peers(wanted: list[str]) -> list[Peer]:
         ("limit", Limit),
         ("limit 1 thread", lambda: Limit(1)),
     ]
-    peers = []
-    for name, factory in factories:
-        if wanted and not any(w in name for w in wanted) and not name.startswith("nczarr"):
-            continue
-        try:
-            peers.append(factory())
-        except ImportError as exc:
-            print(f"skipping {name}: {exc}", file=sys.stderr)
+    peers: list[Peer] = h.build_peers(factories, wanted)
     return peers
 
 
