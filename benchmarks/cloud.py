@@ -21,8 +21,10 @@ import http.client
 import http.server
 import logging
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -135,7 +137,15 @@ def s3_with_latency(delay: float) -> Iterator[tuple[str, Traffic]]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    os.environ.update(CREDENTIALS)
+    # test credentials only, in AWS files of the benchmark's own: no peer reads ~/.aws
+    aws = tempfile.mkdtemp(prefix="nczarr-cloud-aws-")
+    with open(os.path.join(aws, "credentials"), "w") as f:
+        f.write(f"[default]\naws_access_key_id = {CREDENTIALS['AWS_ACCESS_KEY_ID']}\n"
+                f"aws_secret_access_key = {CREDENTIALS['AWS_SECRET_ACCESS_KEY']}\n")
+    with open(os.path.join(aws, "config"), "w") as f:
+        f.write(f"[default]\nregion = {REGION}\n")
+    os.environ.update(CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE=os.path.join(aws, "credentials"),
+                      AWS_CONFIG_FILE=os.path.join(aws, "config"))
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         os.environ.pop(name, None)
     port = _free_port()
@@ -153,6 +163,7 @@ def s3_with_latency(delay: float) -> Iterator[tuple[str, Traffic]]:
     finally:
         proxy.shutdown()
         server.stop()
+        shutil.rmtree(aws, ignore_errors=True)
 
 
 # -- peers --------------------------------------------------------------------------------
