@@ -19,10 +19,12 @@ from __future__ import annotations
 import argparse
 import http.client
 import http.server
+import json
 import logging
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -88,9 +90,26 @@ def _proxy_handler(upstream: int, delay: float, traffic: Traffic) -> type[http.s
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def _control(self) -> bool:
+            """The benchmark's own requests to the proxy: not forwarded, not counted."""
+            if self.path == "/__traffic__":
+                data = json.dumps(traffic.snapshot()).encode()
+            elif self.path == "/__reset__":
+                traffic.reset()
+                data = b"{}"
+            else:
+                return False
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return True
+
         def _forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
+            if self._control():
+                return
             with traffic.lock:
                 traffic.requests += 1
                 traffic.in_flight += 1
@@ -130,14 +149,58 @@ def _proxy_handler(upstream: int, delay: float, traffic: Traffic) -> type[http.s
     return Handler
 
 
-@contextmanager
-def s3_with_latency(delay: float) -> Iterator[tuple[str, Traffic]]:
-    """A moto S3 server with the bucket, behind the proxy: (the proxy's endpoint, its counts)."""
+def serve(delay: float) -> None:
+    """Run moto's S3 server and the proxy in this process (a child of the benchmark, so that
+    neither competes for the peers' GIL), print the proxy's port, and serve until stdin
+    closes."""
     import boto3
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    # test credentials only, in AWS files of the benchmark's own: no peer reads ~/.aws
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    traffic = Traffic()
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _proxy_handler(port, delay, traffic))
+    proxy.daemon_threads = True
+    proxy.request_queue_size = 1024
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}").create_bucket(Bucket=BUCKET)
+        print(proxy.server_address[1], flush=True)
+        sys.stdin.read()  # until the benchmark closes it
+    finally:
+        proxy.shutdown()
+        server.stop()
+
+
+class ProxyTraffic:
+    """The counts of the proxy in the server process, reset and read over HTTP."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def _call(self, method: str, path: str) -> dict[str, int]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request(method, path)
+            counts: dict[str, int] = json.loads(connection.getresponse().read())
+            return counts
+        finally:
+            connection.close()
+
+    def reset(self) -> None:
+        self._call("POST", "/__reset__")
+
+    def snapshot(self) -> dict[str, int]:
+        return self._call("GET", "/__traffic__")
+
+
+@contextmanager
+def s3_with_latency(delay: float) -> Iterator[tuple[str, ProxyTraffic]]:
+    """moto's S3 server with the bucket behind the proxy, in a process of their own:
+    (the proxy's endpoint, its counts). The peers get test credentials only, in AWS files of
+    the benchmark's own (no peer reads ~/.aws)."""
     aws = tempfile.mkdtemp(prefix="nczarr-cloud-aws-")
     with open(os.path.join(aws, "credentials"), "w") as f:
         f.write(f"[default]\naws_access_key_id = {CREDENTIALS['AWS_ACCESS_KEY_ID']}\n"
@@ -148,21 +211,20 @@ def s3_with_latency(delay: float) -> Iterator[tuple[str, Traffic]]:
                       AWS_CONFIG_FILE=os.path.join(aws, "config"))
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         os.environ.pop(name, None)
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    traffic = Traffic()
-    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _proxy_handler(port, delay, traffic))
-    proxy.daemon_threads = True
-    proxy.request_queue_size = 1024
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
+    process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(delay)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}").create_bucket(Bucket=BUCKET)
-        yield f"http://127.0.0.1:{proxy.server_address[1]}", traffic
+        assert process.stdout is not None and process.stdin is not None
+        port = int(process.stdout.readline())
+        yield f"http://127.0.0.1:{port}", ProxyTraffic(port)
     finally:
-        proxy.shutdown()
-        server.stop()
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
         shutil.rmtree(aws, ignore_errors=True)
 
 
@@ -335,7 +397,7 @@ def _prefix(peer: Peer, what: str) -> str:
     return f"{peer.name.replace(' ', '_')}/{what}"
 
 
-def build_workloads(peers: list[Peer], data: np.ndarray, traffic: Traffic,
+def build_workloads(peers: list[Peer], data: np.ndarray, traffic: ProxyTraffic,
                     counts: dict[tuple[str, str], list[dict[str, int]]]) -> list[h.Workload]:
     written: set[str] = set()
 
@@ -428,8 +490,12 @@ def traffic_table(counts: dict[tuple[str, str], list[dict[str, int]]], workloads
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--delay", type=float, default=0.02, help="seconds the proxy holds each request (0.02)")
+    parser.add_argument("--serve", type=float, metavar="DELAY", help=argparse.SUPPRESS)  # the server process
     h.add_common_arguments(parser)
     args = parser.parse_args(argv)
+    if args.serve is not None:
+        serve(args.serve)
+        return 0
     only, wanted = h.split_option(args.only), h.split_option(args.peers)
     data = np.random.default_rng(0).normal(280, 5, SHAPE).astype(DTYPE)
     with s3_with_latency(args.delay) as (endpoint, traffic):
