@@ -290,6 +290,8 @@ class Nczarr(Peer):
             for i in range(NVARIABLES):
                 variable = ds.createVariable(f"v{i:03d}", "f4", ("x",))
                 variable.units = "K"
+        if not consolidated:  # nczarr consolidates v2 too (.zmetadata): as netcdf-c's, without
+            self._fs(prefix).delete(".zmetadata")
 
     def open_group(self, prefix: str, consolidated: bool) -> list[str]:
         url = f"s3://{BUCKET}/{prefix}"
