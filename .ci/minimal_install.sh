@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI: nczarr installed with its core dependencies only (no extras: no zarr-python, no crc32c
-# package, nothing the test extra brings) reads a sharded store that zarr-python wrote,
-# whose shard index, as zarr-python's default, ends with a crc32c checksum. A codec that only
+# package, nothing the test extra brings) compresses with ISA-L and decompresses with
+# libdeflate (core dependencies), and reads a sharded store that zarr-python wrote, whose
+# shard index, as zarr-python's default, ends with a crc32c checksum. A codec that only
 # the test extra made work would fail here. Usage: .ci/minimal_install.sh WRITER_PYTHON, where
 # WRITER_PYTHON has zarr-python (the test venv). Run from the repository root.
 set -euo pipefail
@@ -47,6 +48,11 @@ import nczarr
 work = sys.argv[1]
 for extra in ("zarr", "crc32c", "pytest"):
     assert importlib.util.find_spec(extra) is None, f"{extra} is not a core dependency"
+from nczarr.zarr.codecs import fastzlib
+
+# the fast deflate libraries are core: a plain install compresses and decompresses with them
+assert fastzlib.compressor_for(1).name == "isal", fastzlib.compressor_for(1)
+assert fastzlib.decompressor().name == "libdeflate", fastzlib.decompressor()
 expected = np.load(f"{work}/expected.npy")
 with nczarr.Dataset(f"{work}/sharded.zarr") as dataset:
     for name in ("default", "zstd", "blosc"):

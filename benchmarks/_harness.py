@@ -382,6 +382,21 @@ def run_workloads(
     return done
 
 
+def build_peers(factories: Sequence[tuple[str, Callable[[], Any]]], wanted: Sequence[str]) -> list[Any]:
+    """The peers of ``factories`` (name, constructor) whose name contains one of ``wanted``
+    (all when empty), and every nczarr one; a peer whose package is missing is skipped
+    with a line on stderr."""
+    peers = []
+    for name, factory in factories:
+        if wanted and not any(w in name for w in wanted) and not name.startswith("nczarr"):
+            continue
+        try:
+            peers.append(factory())
+        except ImportError as exc:
+            print(f"skipping {name}: {exc}", file=sys.stderr)
+    return peers
+
+
 def select(
     workloads: Iterable[Workload], only: Sequence[str] | None = None, peers: Sequence[str] | None = None
 ) -> list[Workload]:

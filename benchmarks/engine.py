@@ -44,6 +44,14 @@ V3_ZLIB = [
 ]
 V2_FILTERS = [{"id": "shuffle", "elementsize": DTYPE.itemsize}]
 V2_ZLIB = {"id": "zlib", "level": ZLIB_LEVEL}
+#: The blosc arrays: blosc with cname zlib, level 1 and byte shuffle, what TensorStore writes
+#: for zlib + shuffle (it has no shuffle filter beside a compressor); v3 ``blosc`` codec.
+V3_BLOSC = {"name": "blosc", "configuration": {
+    "cname": "zlib", "clevel": ZLIB_LEVEL, "shuffle": "shuffle", "typesize": DTYPE.itemsize, "blocksize": 0}}
+#: The codecs of each layout, by name.
+CODECS = ("raw", "zlib", "blosc")
+#: Titles of the codecs.
+CODEC_TITLES = {"raw": "raw", "zlib": "zlib-1 + shuffle", "blosc": "blosc(zlib-1, shuffle)"}
 
 NCZARR_V3, NCZARR_V2 = "nczarr v3", "nczarr v2"
 
@@ -54,12 +62,16 @@ class Layout:
 
     shape: tuple[int, ...]
     chunks: tuple[int, ...]
-    compressed: bool
+    codec: str  # one of CODECS
     role: str  # "slab", "tile" or "1d"
 
     @property
+    def compressed(self) -> bool:
+        return self.codec != "raw"
+
+    @property
     def key(self) -> str:
-        return f"{'zlib' if self.compressed else 'raw'}-{self.role}"
+        return f"{self.codec}-{self.role}"
 
     @property
     def chunk_label(self) -> str:
@@ -119,6 +131,8 @@ class Peer:
     reference: str | None = NCZARR_V3
     suffix = ".zarr"
     bulk_only = False  # the limit: no point reads or single writes
+    #: The layouts' codecs this peer writes (CODECS).
+    codecs: tuple[str, ...] = ("raw", "zlib")
 
     def path(self, root: str, what: str) -> str:
         return os.path.join(root, f"{self.name.replace(' ', '_')}-{what}{self.suffix}")
@@ -134,33 +148,51 @@ class Peer:
 
 
 class Nczarr(Peer):
-    def __init__(self, zarr_format: int) -> None:
+    """nczarr's engine. ``deflate`` forces its zlib library (``nczarr.config``): ``"zlib"``,
+    the standard library's, is what a plain install used before ISA-L and libdeflate
+    became dependencies (the row ``nczarr v3 stdlib-zlib``)."""
+
+    codecs = CODECS
+
+    def __init__(self, zarr_format: int, deflate: str | None = None) -> None:
+        from nczarr import config
         from nczarr.store import DirectoryStore
         from nczarr.zarr import create_array, open_array
 
         self.zarr_format = zarr_format
         self.name = NCZARR_V3 if zarr_format == 3 else NCZARR_V2
         self.reference = None
+        if deflate is not None:
+            self.name += f" stdlib-{deflate}" if deflate == "zlib" else f" {deflate}"
+            self.reference = NCZARR_V3 if zarr_format == 3 else NCZARR_V2
+        self._deflate = deflate
+        self._config = config
         self._store, self._create, self._open = DirectoryStore, create_array, open_array
 
     def _codecs(self, layout: Layout) -> dict[str, Any]:
-        if not layout.compressed:
+        if layout.codec == "raw":
             return {}
+        if layout.codec == "blosc":
+            if self.zarr_format == 3:
+                return {"compressors": [V3_BLOSC]}
+            return {"compressor": {"id": "blosc", "cname": "zlib", "clevel": ZLIB_LEVEL, "shuffle": 1, "blocksize": 0}}
         if self.zarr_format == 3:
             return {"compressors": V3_ZLIB}
         return {"filters": V2_FILTERS, "compressor": V2_ZLIB}
 
     def write(self, path: str, layout: Layout, data: np.ndarray) -> None:
-        a = self._create(
-            self._store(path), "v", zarr_format=self.zarr_format, shape=layout.shape, dtype=DTYPE,
-            chunks=layout.chunks, write_empty_chunks=False, **self._codecs(layout),
-        )
-        a[...] = data
-        a.close()
+        with self._config.settings(deflate=self._deflate):
+            a = self._create(
+                self._store(path), "v", zarr_format=self.zarr_format, shape=layout.shape, dtype=DTYPE,
+                chunks=layout.chunks, write_empty_chunks=False, **self._codecs(layout),
+            )
+            a[...] = data
+            a.close()
 
     def read(self, path: str, layout: Layout, selection: Any) -> np.ndarray:
-        a = self._open(self._store(path, read_only=True), "v")
-        return a[selection]
+        with self._config.settings(deflate=self._deflate):
+            a = self._open(self._store(path, read_only=True), "v")
+            return a[selection]
 
     def single_writes(self, path: str, layout: Layout, indices: np.ndarray, values: np.ndarray) -> None:
         a = self._open(self._store(path), "v", mode="r+")
@@ -178,11 +210,14 @@ class ZarrPython(Peer):
         self.zarr_format = zarr_format
         self.name = f"zarr-python v{zarr_format}"
         self.reference = NCZARR_V3 if zarr_format == 3 else NCZARR_V2
+        self.codecs = CODECS if zarr_format == 3 else ("raw", "zlib")
         self._zarr, self._numcodecs, self._store = zarr, numcodecs, LocalStore
 
     def _codecs(self, layout: Layout) -> dict[str, Any]:
         if not layout.compressed:
             return {"filters": None, "compressors": None}
+        if layout.codec == "blosc":
+            return {"filters": None, "compressors": [V3_BLOSC]}
         if self.zarr_format == 3:
             return {"filters": None, "compressors": V3_ZLIB}
         nc = self._numcodecs
@@ -233,11 +268,12 @@ class Zarrs(ZarrPython):
 
 class TensorStore(Peer):
     """Google's TensorStore (C++), its ``zarr3`` driver on a local directory, no cache. It has
-    no shuffle filter beside a compressor: its zlib arrays use ``blosc`` with cname zlib,
-    clevel 1 and byte shuffle, the nearest work (blosc splits a chunk into blocks and runs
-    its own threads)."""
+    no shuffle filter beside a compressor, so it writes no zlib + shuffle arrays: its
+    compressed arrays are the ``blosc`` rows (cname zlib, clevel 1, byte shuffle), compared
+    with nczarr writing the same codec."""
 
     name = "tensorstore"
+    codecs = ("raw", "blosc")
 
     def __init__(self) -> None:
         import tensorstore
@@ -249,9 +285,8 @@ class TensorStore(Peer):
         if layout is None:
             return spec
         codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
-        if layout.compressed:
-            codecs.append({"name": "blosc", "configuration": {
-                "cname": "zlib", "clevel": ZLIB_LEVEL, "shuffle": "shuffle", "typesize": DTYPE.itemsize}})
+        if layout.codec == "blosc":
+            codecs.append(V3_BLOSC)
         spec["metadata"] = {
             "shape": list(layout.shape), "data_type": DTYPE.name, "fill_value": 0.0, "codecs": codecs,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(layout.chunks)}},
@@ -393,6 +428,7 @@ def make_peers(wanted: list[str]) -> list[Peer]:
     factories: list[tuple[str, Callable[[], Peer]]] = [
         (NCZARR_V3, lambda: Nczarr(3)),
         (NCZARR_V2, lambda: Nczarr(2)),
+        (f"{NCZARR_V3} stdlib-zlib", lambda: Nczarr(3, "zlib")),
         ("zarr-python v3", lambda: ZarrPython(3)),
         ("zarr-python v2", lambda: ZarrPython(2)),
         ("netCDF4 NCZarr", lambda: NetCDF4("nczarr")),
@@ -402,14 +438,7 @@ def make_peers(wanted: list[str]) -> list[Peer]:
         ("limit", Limit),
         ("limit 1 thread", lambda: Limit(1)),
     ]
-    peers = []
-    for name, factory in factories:
-        if wanted and not any(w in name for w in wanted) and not name.startswith("nczarr"):
-            continue
-        try:
-            peers.append(factory())
-        except ImportError as exc:
-            print(f"skipping {name}: {exc}", file=sys.stderr)
+    peers: list[Peer] = h.build_peers(factories, wanted)
     return peers
 
 
@@ -443,10 +472,13 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores) -> list[h.W
     data = stores.data[3]
     nbytes = int(np.prod(sizes.shape)) * DTYPE.itemsize
     layouts = [
-        Layout(sizes.shape, chunks, compressed, role)
-        for compressed in (False, True)
+        Layout(sizes.shape, chunks, codec, role)
+        for codec in CODECS
         for role, chunks in (("slab", sizes.slab), ("tile", sizes.tile))
     ]
+
+    def writes(layout: Layout) -> list[Peer]:
+        return [p for p in peers if layout.codec in p.codecs]
     workloads = []
 
     def write_case(peer: Peer, layout: Layout) -> h.Case:
@@ -484,30 +516,30 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores) -> list[h.W
                       setup=setup, check=check, reference=peer.reference)
 
     for layout in layouts:
-        comp = "zlib-1 + shuffle" if layout.compressed else "raw"
+        comp = CODEC_TITLES[layout.codec]
         workloads.append(h.Workload(
             f"write-{layout.key}", f"write {comp}, chunks {layout.chunk_label} ({_mb(nbytes)})",
-            [write_case(p, layout) for p in peers], nbytes=nbytes,
+            [write_case(p, layout) for p in writes(layout)], nbytes=nbytes,
         ))
     for layout in layouts:
-        comp = "zlib-1 + shuffle" if layout.compressed else "raw"
+        comp = CODEC_TITLES[layout.codec]
         workloads.append(h.Workload(
             f"read-{layout.key}", f"read {comp}, chunks {layout.chunk_label}, cold",
-            [read_case(p, layout, Ellipsis) for p in peers], nbytes=nbytes,
+            [read_case(p, layout, Ellipsis) for p in writes(layout)], nbytes=nbytes,
         ))
     py, px = sizes.point
     point = (slice(None), py, px)
     for layout in layouts:
-        comp = "zlib" if layout.compressed else "raw"
+        comp = CODEC_TITLES[layout.codec]
         workloads.append(h.Workload(
             f"point-{layout.key}", f"one-point time series a[:, {py}, {px}], {comp}, chunks {layout.chunk_label}, cold",
-            [read_case(p, layout, point) for p in peers if not p.bulk_only],
+            [read_case(p, layout, point) for p in writes(layout) if not p.bulk_only],
         ))
     for layout in layouts:
-        comp = "zlib" if layout.compressed else "raw"
+        comp = CODEC_TITLES[layout.codec]
         workloads.append(h.Workload(
             f"slice-{layout.key}", f"one time slice a[{sizes.time_index}], {comp}, chunks {layout.chunk_label}, cold",
-            [read_case(p, layout, sizes.time_index) for p in peers if not p.bulk_only],
+            [read_case(p, layout, sizes.time_index) for p in writes(layout) if not p.bulk_only],
             nbytes=sizes.shape[1] * sizes.shape[2] * DTYPE.itemsize,
         ))
 
@@ -546,6 +578,32 @@ def build_workloads(sizes: Sizes, peers: list[Peer], stores: Stores) -> list[h.W
     return workloads
 
 
+#: The peers nczarr must beat (not the limits, not nczarr's own variants).
+_RIVALS = ("zarr-python v3", "zarr-python v2", "zarrs", "tensorstore", "netCDF4 NCZarr", "netCDF4 HDF5")
+
+
+def like_for_like(results: list[h.WorkloadResult], subject: str = NCZARR_V3) -> str:
+    """Per case, nczarr's median over the fastest rival's writing the same codec (below 1:
+    nczarr is faster), and the geometric mean and worst of the bulk cases (write-*, read-*),
+    the goal of issue 29 (at most 0.8 and 1.0)."""
+    lines = [f"Like for like: {subject} / fastest peer with the same codec (< 1: nczarr faster)", ""]
+    bulk: list[float] = []
+    for result in results:
+        own = result.case(subject)
+        rivals = [c for c in result.cases if c.peer in _RIVALS and c.samples]
+        if own is None or not own.samples or not rivals:
+            continue
+        best = min(rivals, key=lambda c: c.wall)
+        ratio = own.wall / best.wall
+        if result.workload.name.startswith(("write-", "read-")):
+            bulk.append(ratio)
+        lines.append(f"  {result.workload.name:<18} {ratio:5.2f}  (fastest: {best.peer}, {best.wall:.3f} s)")
+    if bulk:
+        geomean = float(np.exp(np.mean(np.log(bulk))))
+        lines.append(f"  bulk cases: geometric mean {geomean:.2f}, worst {max(bulk):.2f} ({len(bulk)} cases)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a 10x smaller array (about a minute)")
@@ -582,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
         results = h.run_workloads(workloads, repeat=args.repeat, warmup=args.warmup)
         sizes_line = []
         for peer in peers:
-            for key in ("zlib-slab", "zlib-tile"):
+            for key in ("zlib-slab", "zlib-tile", "blosc-slab", "blosc-tile"):
                 path = os.path.join(root, os.path.basename(peer.path(root, key)))
                 if os.path.exists(path):
                     sizes_line.append(f"{peer.name} {key} {h.disk_usage(path) / 1e6:.0f} MB")
@@ -592,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\nSummary (median wall time; in parentheses, peer / nczarr):\n")
     print(h.format_markdown(results, [p.name for p in peers]))
+    print()
+    print(like_for_like(results))
     slower = h.slower_cases(results, ["zarr-python"], threshold=0.95)
     if slower:
         print("\nnczarr slower than zarr-python by more than 5 % (check the spread before believing it):")

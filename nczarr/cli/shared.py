@@ -85,9 +85,11 @@ class NewOutput:
     :class:`Interrupts`); what existed before is never touched."""
 
     def __init__(self, path: str | None) -> None:
-        from nczarr.convert.copy import local_path_exists
+        self.path: str | None = None
+        if path is not None:  # commands that make nothing (dump, info) import no converter
+            from nczarr.convert.copy import local_path_exists
 
-        self.path = path if path is not None and not local_path_exists(path) else None
+            self.path = None if local_path_exists(path) else path
 
     def __enter__(self) -> NewOutput:
         return self

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from nczarr.convert.hdf5 import Hdf5Reader
-from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import ContainerError
 from nczarr.formats import require_local, stored_dataset
 from nczarr.formats.location import parse_location
@@ -48,7 +46,14 @@ def open_source(location: DatasetLocation, *, storage_options: Mapping[str, obje
     if kind is None:
         return zarr_source(location, storage_options=storage_options)
     assert not isinstance(location, Store)  # file_kind names local files only
-    return Netcdf3Reader(location) if kind == "netcdf3" else Hdf5Reader(location)
+    # imported here: a command on a Zarr store (nczarr dump, info) starts without them
+    if kind == "netcdf3":
+        from nczarr.convert.netcdf3 import Netcdf3Reader
+
+        return Netcdf3Reader(location)
+    from nczarr.convert.hdf5 import Hdf5Reader
+
+    return Hdf5Reader(location)
 
 
 class _StoreSession(Session):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
+from nczarr import config
 from nczarr.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 
 #: A byte range ``(offset, length)``. ``length`` None reads to the end; a negative ``offset``
@@ -124,6 +125,8 @@ class Store(ABC):
     supports_writes: ClassVar[bool] = True
     #: Whether batch calls gain from running concurrently (remote stores).
     prefers_concurrency: ClassVar[bool] = False
+    #: Byte ranges of one value at most this far apart are read as one (``merge_ranges``).
+    range_merge_gap: ClassVar[int] = RANGE_MERGE_GAP
     #: The local file or folder that holds the store, whose writers take turns by a lock
     #: (nczarr.store.lock); None for stores that are not local files.
     local_path: str | None = None
@@ -166,7 +169,7 @@ class Store(ABC):
             for offset, length in ranges:
                 if offset < 0 or length < 0:
                     raise InvalidKeyError(f"byte range {(offset, length)!r} of {key!r}: negative")
-        merged = {key: merge_ranges(ranges) for key, ranges in requests.items()}
+        merged = {key: merge_ranges(ranges, self.range_merge_gap) for key, ranges in requests.items()}
         values = self._read_ranges_many(merged)
         return {key: split_ranges(requests[key], merged[key], found) for key, found in values.items()}
 
@@ -294,7 +297,7 @@ class Store(ABC):
 
     def _get_many(self, keys: builtins.list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         if self.prefers_concurrency and len(keys) > 1:
-            with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
+            with ThreadPoolExecutor(max_workers=min(config.requests(), len(keys))) as pool:
                 values = list(pool.map(lambda k: self._get(k, byte_range), keys))
         else:
             values = [self._get(k, byte_range) for k in keys]
@@ -315,7 +318,7 @@ class Store(ABC):
     ) -> dict[str, builtins.list[bytes]]:
         keys = builtins.list(requests)
         if self.prefers_concurrency and len(keys) > 1:
-            with ThreadPoolExecutor(max_workers=min(16, len(keys))) as pool:
+            with ThreadPoolExecutor(max_workers=min(config.requests(), len(keys))) as pool:
                 values = builtins.list(pool.map(lambda k: self._read_ranges(k, requests[k]), keys))
         else:
             values = [self._read_ranges(k, requests[k]) for k in keys]

@@ -7,6 +7,7 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from nczarr import config
 from nczarr.errors import StoreError
 from nczarr.store.base import ByteRange, Store
 
@@ -49,14 +50,40 @@ def _import_fsspec() -> Any:
     return fsspec
 
 
+#: The S3 protocols, whose filesystem (s3fs) keeps as many connections as botocore's pool.
+_S3_PROTOCOLS = frozenset({"s3", "s3a"})
+#: Ranges of one object at most this far apart are fetched in one request: a request costs
+#: tens of milliseconds, in which a megabyte arrives.
+REMOTE_RANGE_MERGE_GAP = 1024 * 1024
+
+
+def with_connections(url: str, storage_options: Mapping[str, object] | None) -> dict[str, object]:
+    """``storage_options`` for ``url`` with, for S3 and unless the options say otherwise,
+    a connection pool as large as ``config.requests()`` (botocore's default of 10 would cap
+    the requests in flight) and whole objects read in one request: s3fs's ``max_concurrency``
+    above 1 first asks every object's size (a HEAD, and a listing when it is absent), two
+    round trips per document where one does."""
+    options = dict(storage_options or {})
+    protocol = url.split("://", 1)[0].lower() if "://" in url else ""
+    if protocol in _S3_PROTOCOLS:
+        kwargs = options.get("config_kwargs")
+        kwargs = dict(kwargs) if isinstance(kwargs, Mapping) else {}
+        kwargs.setdefault("max_pool_connections", config.requests())
+        options["config_kwargs"] = kwargs
+        options.setdefault("max_concurrency", 1)
+    return options
+
+
 class FsspecStore(Store):
     """Keys are paths under a root on an fsspec filesystem.
 
     ``url_or_fs`` is a URL (``s3://bucket/key``, ``memory://x``, ...), opened with
-    ``storage_options``, or a filesystem object; ``path`` is appended to the root.
+    ``storage_options``, or a filesystem object; ``path`` is appended to the root. Batch
+    reads and writes keep up to ``nczarr.config.requests()`` requests in flight.
     """
 
     prefers_concurrency = True
+    range_merge_gap = REMOTE_RANGE_MERGE_GAP
 
     def __init__(
         self,
@@ -70,7 +97,7 @@ class FsspecStore(Store):
         fsspec = _import_fsspec()
         if isinstance(url_or_fs, str):
             try:
-                fs, root = fsspec.core.url_to_fs(url_or_fs, **(storage_options or {}))
+                fs, root = fsspec.core.url_to_fs(url_or_fs, **with_connections(url_or_fs, storage_options))
             except (ImportError, ValueError) as exc:
                 raise StoreError(f"cannot open a filesystem for {url_or_fs!r}: {exc}") from exc
         else:
@@ -88,6 +115,10 @@ class FsspecStore(Store):
 
     def _path(self, key: str) -> str:
         return f"{self.root}/{key}" if self.root else key  # a filesystem object's own root
+
+    def _batch(self) -> dict[str, int]:
+        """The keyword that bounds an asynchronous filesystem's requests in flight."""
+        return {"batch_size": config.requests()} if getattr(self.fs, "async_impl", False) else {}
 
     def _key(self, path: str) -> str | None:
         """The key of a path the filesystem lists, None if it is not under the root."""
@@ -125,11 +156,13 @@ class FsspecStore(Store):
         # other failure (permissions, network) must not pass for a missing chunk.
         results: dict[str, bytes | BaseException] = {}
         if paths and byte_range is None:
-            results = self.fs.cat(list(paths), on_error="return")
+            results = self.fs.cat(list(paths), on_error="return", **self._batch())
         elif paths and byte_range is not None:
             offset, length = byte_range
             end = None if length is None else offset + length
-            ranges = self.fs.cat_ranges(list(paths), [offset] * len(paths), [end] * len(paths), on_error="return")
+            ranges = self.fs.cat_ranges(
+                list(paths), [offset] * len(paths), [end] * len(paths), on_error="return", **self._batch()
+            )
             results = dict(zip(paths, ranges))
         values: dict[str, bytes] = {}
         for path, value in results.items():
@@ -151,6 +184,7 @@ class FsspecStore(Store):
             [offset for _, offset, _ in wanted],
             [offset + length for _, offset, length in wanted],
             on_error="return",
+            **self._batch(),
         ) if wanted else []
         values: dict[str, list[bytes]] = {key: [] for key in requests if key not in empty}
         for (key, _, _), value in zip(wanted, results):
@@ -208,14 +242,14 @@ class FsspecStore(Store):
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         data = {self._path(key): bytes(value) for key, value in items.items()}
         try:
-            self.fs.pipe(data)
+            self.fs.pipe(data, **self._batch())
         except PermissionError as exc:
             raise failure("write", next(iter(items)), self, exc) from exc
         except FileNotFoundError:
             # Filesystems with real directories (local, sftp) need the parents first.
             for path in data:
                 self.fs.makedirs(self.fs._parent(path), exist_ok=True)
-            self.fs.pipe(data)
+            self.fs.pipe(data, **self._batch())
 
     def _delete(self, key: str) -> None:
         with contextlib.suppress(*_ABSENT):

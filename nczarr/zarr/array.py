@@ -12,7 +12,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, cast
 
@@ -21,8 +21,8 @@ import numpy.typing as npt
 
 from nczarr import config
 from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreError
-from nczarr.store.base import Store
-from nczarr.zarr.chunkspec import ChunkSpec, CodecPipeline, FillValue
+from nczarr.store.base import Store, merge_ranges
+from nczarr.zarr.chunkspec import Buffer, ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
 from nczarr.zarr.codecs.workers import THREAD_PREFIX, run
 from nczarr.zarr.indexing import ChunkPart, ChunkProjection, OrthogonalSelection, Selection, chunk_part
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 
 #: Default budget of decoded chunks kept per array (the write-back cache).
 DEFAULT_CACHE_BYTES = 64 * 2**20
-#: Chunks fetched from a remote store per batch.
-BATCH_SIZE = 64
 #: Memory for one chunk. Zarr stores edge chunks padded to full size, so reading a stored
 #: chunk or writing one takes its whole declared size. Where the declared chunk shape is
 #: larger than the array's (shape 10, chunks 10**9), that size may be at most
@@ -466,6 +464,15 @@ class Array(Node[ArrayMetadata]):
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
 
     def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
+        part = self._blosc_part(proj)
+        if part is not None and data is not None:
+            try:
+                decoded = self._pipeline.decode_ranges(data, part.ranges)
+            except CodecError as e:
+                raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
+            if decoded is not None:
+                self._place_part(view, key, proj, part, [decoded])
+                return
         self._place(view, proj, self._decode(key, data))
 
     def _place(self, view: np.ndarray, proj: ChunkProjection, chunk: np.ndarray | None) -> None:
@@ -520,6 +527,9 @@ class Array(Node[ArrayMetadata]):
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
+        if self._blosc_part(proj) is not None:
+            self._decode_into(view, key, proj, self._read_stored(key))
+            return None
         chunk = self._decode(key, self._read_stored(key))
         self._place(view, proj, chunk)
         # only when asked: the pool's results are held until every chunk is read
@@ -534,10 +544,28 @@ class Array(Node[ArrayMetadata]):
         part = chunk_part(proj.per_dim, self.chunks, self.dtype.itemsize, PART_MAX_RANGES)
         if part is None or part.nbytes * PART_FRACTION > self._chunk_nbytes:
             return None
+        if self.store.prefers_concurrency:
+            # a remote store fetches ranges near one another as one: when those spans cover
+            # most of the chunk, one request for all of it costs the same and reads simply
+            fetched = sum(length for _, length in merge_ranges(part.ranges, self.store.range_merge_gap))
+            if fetched * 2 > self._chunk_nbytes:
+                return None
+        return part
+
+    def _blosc_part(self, proj: ChunkProjection) -> ChunkPart | None:
+        """The byte ranges of the decoded chunk that a selection needs of a blosc chunk
+        (a chain of ``bytes`` and ``blosc``), when it needs at most 1/PART_FRACTION of it:
+        only the blosc blocks holding them are decoded (a one-point time series decodes one
+        block per chunk). None: the chunk is decoded whole."""
+        if proj.full or not self._pipeline.ranges_decodable or self.metadata.order != "C" or not self.dtype.itemsize:
+            return None
+        part = chunk_part(proj.per_dim, self.chunks, self.dtype.itemsize, PART_MAX_RANGES)
+        if part is None or part.nbytes * PART_FRACTION > self._chunk_nbytes:
+            return None
         return part
 
     def _place_part(
-        self, view: np.ndarray, key: str, proj: ChunkProjection, part: ChunkPart, pieces: list[bytes] | None
+        self, view: np.ndarray, key: str, proj: ChunkProjection, part: ChunkPart, pieces: Sequence[Buffer] | None
     ) -> None:
         """Put the part of a chunk read by ``_raw_part``'s ranges (None: absent) in place."""
         if pieces is None:
@@ -617,17 +645,38 @@ class Array(Node[ArrayMetadata]):
                     if key in parts:
                         self._place_part(view, key, proj, parts[key], found_parts.get(key))
                 pending = [(k, p) for k, p in pending if k not in parts]
-            for i in range(0, len(pending), BATCH_SIZE):
-                batch = pending[i : i + BATCH_SIZE]
-                found = self.store.get_many([k for k, _ in batch], self._stored_range)
-                found = {k: self._checked_stored(k, v) for k, v in found.items()}
-                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
+            self._load_remote(view, pending)
             return
         # A small read inside one chunk is often followed by another: keep that chunk.
         keep = len(pending) == 1 and not pending[0][1].full
         chunks = run([functools.partial(self._load_one, view, k, p, keep) for k, p in pending])
         if keep and chunks[0] is not None and self._cache.fits(chunks[0].nbytes):
             self._cache.put(pending[0][0], chunks[0], dirty=False)
+
+    def _load_remote(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
+        """Fetch chunks from a remote store in batches of ``config.requests()`` (the store
+        keeps a batch's requests in flight at once) and decode each batch while the next
+        one is fetched: no request waits for a chunk to decode."""
+        size = config.requests()
+        batches = [pending[i : i + size] for i in range(0, len(pending), size)]
+
+        def fetch(batch: list[tuple[str, ChunkProjection]]) -> dict[str, bytes]:
+            found = self.store.get_many([k for k, _ in batch], self._stored_range)
+            return {k: self._checked_stored(k, v) for k, v in found.items()}
+
+        if not batches:
+            return
+        if len(batches) == 1:
+            found = fetch(batches[0])
+            run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batches[0]])
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{THREAD_PREFIX}-fetch") as fetcher:
+            future = fetcher.submit(fetch, batches[0])
+            for index, batch in enumerate(batches):
+                found = future.result()
+                if index + 1 < len(batches):
+                    future = fetcher.submit(fetch, batches[index + 1])
+                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
 
     # -- writing -------------------------------------------------------------------------
     def __setitem__(self, selection: Selection, value: npt.ArrayLike) -> None:

@@ -89,6 +89,16 @@ class CodecPipeline(Protocol):
         ...
 
     @property
+    def ranges_decodable(self) -> bool:
+        """Whether ``decode_ranges`` can decode part of a chunk (``bytes`` then ``blosc``)."""
+        ...
+
+    def decode_ranges(self, data: Buffer, ranges: Sequence[tuple[int, int]]) -> Buffer | None:
+        """The bytes of ``ranges`` ((offset, length) of the serialised chunk) one after the
+        other, decoding only what they need; None when this chunk must be decoded whole."""
+        ...
+
+    @property
     def is_raw(self) -> bool:
         """True when the stored bytes are exactly ``chunk.tobytes()`` in native order and
         ``spec.order``, so a reader may copy them straight into place."""

@@ -9,30 +9,31 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import numcodecs.blosc
-import numcodecs.zstd
 import numpy as np
-from numcodecs.blosc import Blosc
-from numcodecs.zstd import Zstd
 
 from nczarr import config
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
-from nczarr.zarr.codecs import fastzlib
+from nczarr.zarr.codecs import bloscframe, fastzlib
 from nczarr.zarr.codecs.base import (
     Codec,
     Kind,
     as_buffer,
     byte_view,
     missing_package,
+    nbytes,
     output_limit,
     register,
     too_much_output,
 )
+
+if TYPE_CHECKING:  # numcodecs is imported when a codec needs it: commands start faster
+    from numcodecs.blosc import Blosc
+    from numcodecs.zstd import Zstd
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class ZstdCodec(Codec):
         self.check_int("level", self.level, -131072, 22)
         if not isinstance(self.checksum, bool):
             raise self.bad_parameter("checksum", self.checksum, "true or false")
+        from numcodecs.zstd import Zstd
+
         object.__setattr__(self, "impl", Zstd(level=self.level, checksum=self.checksum))
 
     def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
@@ -101,6 +104,8 @@ class ZstdCodec(Codec):
         # numcodecs decodes into a given buffer without growing it, and raises when the
         # frame produces more, or (without a declared size) less, than the buffer holds.
         out = np.empty(limit if declared is None else declared, dtype=np.uint8)
+        import numcodecs.zstd
+
         try:
             numcodecs.zstd.decompress(data, out)
         except RuntimeError as e:
@@ -156,6 +161,10 @@ class BloscCodec(Codec):
     typesize: int | None = None
     blocksize: int = 0
     impl: Blosc | None = field(default=None, repr=False, compare=False)
+    #: (typesize, byte shuffle) when ``bloscframe.encode_zlib`` writes the frames: zlib
+    #: with byte shuffle or none, deflated by ISA-L (6 times the blosc library's speed at
+    #: level 1, the same frames); None: the blosc library encodes.
+    zlib_frames: tuple[int, bool] | None = field(default=None, repr=False, compare=False)
 
     KIND: ClassVar[Kind] = "bytes->bytes"
 
@@ -194,21 +203,25 @@ class BloscCodec(Codec):
             name = self.shuffle or ("bitshuffle" if typesize == 1 else "shuffle")
             shuffle = BLOSC_SHUFFLES.index(name)
             evolved = replace(self, shuffle=name, typesize=typesize)
+        from numcodecs.blosc import Blosc
+
         impl = Blosc(
             cname=self.cname, clevel=self.clevel, shuffle=shuffle,
             blocksize=self.blocksize, typesize=typesize,
         )
-        return replace(evolved, impl=impl)
+        ours = self.cname == "zlib" and self.clevel >= 1 and shuffle in (0, 1) and typesize <= _BLOSC_MAX_TYPESIZE
+        return replace(evolved, impl=impl, zlib_frames=(typesize, shuffle == 1) if ours else None)
 
     def encode(self, data: ChunkData, spec: ChunkSpec) -> bytes:
         assert self.impl is not None, "a pipeline evolves its codecs"
+        if self.zlib_frames is not None and nbytes(data) >= _BLOSC_MIN_NBYTES:
+            typesize, shuffle = self.zlib_frames
+            return bloscframe.encode_zlib(as_buffer(data), typesize, self.clevel, shuffle, self.blocksize)
         _blosc_threads()
         encoded: bytes = self.impl.encode(data)
         return encoded
 
-    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> bytes:
-        assert self.impl is not None, "a pipeline evolves its codecs"
-        limit = output_limit(spec, max_size)
+    def _checked_frame(self, data: ChunkData, limit: int) -> memoryview:
         view = byte_view(data)
         if view.nbytes < _BLOSC_HEADER_NBYTES:
             raise CodecError(f"codec {self.name!r}: {view.nbytes} bytes cannot hold a blosc header")
@@ -218,11 +231,40 @@ class BloscCodec(Codec):
         # blosc reads as many bytes as the header says the frame has, not the buffer's size
         if int.from_bytes(view[12:16], "little") > view.nbytes:
             raise CodecError(f"codec {self.name!r}: the blosc frame is truncated")
+        return view
+
+    def decode(self, data: ChunkData, spec: ChunkSpec, max_size: int | None = None) -> Buffer:
+        assert self.impl is not None, "a pipeline evolves its codecs"
+        view = self._checked_frame(data, output_limit(spec, max_size))
+        # A zlib frame decodes faster block by block through libdeflate (bloscframe) than
+        # in the blosc library, even with blosc's own threads on the main thread (a chunk of
+        # 4 MB: 3.9 ms against 4.7 ms with 1 or 2 blosc threads; of 260 KB: 0.26 against 0.32).
+        if view[2] >> 5 == _BLOSC_ZLIB:
+            frame = bloscframe.parse(self.name, view)
+            if frame is not None:
+                return frame.decode(view)
         _blosc_threads()
         decoded: bytes = self.impl.decode(data)
         return decoded
 
+    def decode_ranges(self, data: ChunkData, ranges: Sequence[tuple[int, int]], limit: int) -> memoryview | None:
+        """The decoded bytes of ``ranges`` ((offset, length) of the decoded chunk of ``limit``
+        bytes) one after the other, decoding only the blosc blocks they touch; None when
+        bloscframe does not serve the frame (then ``decode`` does the whole chunk)."""
+        view = self._checked_frame(data, limit)
+        frame = bloscframe.parse(self.name, view)
+        if frame is None:
+            return None
+        if frame.nbytes != limit:
+            raise CodecError(f"codec {self.name!r}: the blosc frame holds {frame.nbytes} bytes, a chunk {limit}")
+        return frame.decode_ranges(view, ranges)
 
+
+#: Blosc 1's code of zlib in a frame's flags (flags >> 5).
+_BLOSC_ZLIB = 3
+#: c-blosc stores smaller buffers as they are; its largest element size.
+_BLOSC_MIN_NBYTES = 128
+_BLOSC_MAX_TYPESIZE = 255
 _blosc_nthreads: int | None = None
 
 
@@ -235,6 +277,8 @@ def _blosc_threads() -> None:
     global _blosc_nthreads
     wanted = max(1, config.threads() // config.THREADS_PER_CORE)
     if wanted != _blosc_nthreads:
+        import numcodecs.blosc
+
         numcodecs.blosc.set_nthreads(wanted)
         _blosc_nthreads = wanted
 

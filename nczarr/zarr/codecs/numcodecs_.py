@@ -7,12 +7,9 @@ import lzma
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import numcodecs
-import numcodecs.registry
 import numpy as np
-from numcodecs.abc import Codec as Numcodec
 
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import Buffer, ChunkData, ChunkSpec
@@ -29,6 +26,9 @@ from nczarr.zarr.codecs.base import (
     too_much_output,
 )
 from nczarr.zarr.jsonvalue import JSON, JSONObject
+
+if TYPE_CHECKING:  # numcodecs is imported when a codec needs it: commands start faster
+    from numcodecs.abc import Codec as Numcodec
 
 #: numcodecs ids that transform an array into another array (zarr "filters").
 _ARRAY_ARRAY = frozenset(
@@ -102,6 +102,9 @@ class NumcodecsCodec(Codec):
         if dtype_parameter is not None and config.get(dtype_parameter) is None:
             config[dtype_parameter] = spec.dtype.str
         package = OPTIONAL_PACKAGES.get(self.codec_id)
+        import numcodecs
+        import numcodecs.registry
+
         if package is not None and self.codec_id not in numcodecs.registry.codec_registry:
             raise missing_package(self.name, package)
         try:

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-import numcodecs.registry
 import numpy as np
 
 from nczarr.errors import CodecError
@@ -22,6 +21,7 @@ from nczarr.zarr.codecs.base import (
     register,
     registered_names,
 )
+from nczarr.zarr.codecs.compress import BloscCodec
 from nczarr.zarr.codecs.numcodecs_ import UNSUPPORTED_OBJECT_CODECS, NumcodecsCodec
 from nczarr.zarr.codecs.serialize import BytesCodec, VLenCodec, dtype_endian
 from nczarr.zarr.codecs.sharding import ShardingCodec
@@ -54,6 +54,10 @@ class Pipeline:
     #: produce, and the exact number when every step before it has a fixed size.
     max_sizes: tuple[int | None, ...] = field(init=False, repr=False)
     sizes: tuple[int | None, ...] = field(init=False, repr=False)
+    #: True when the chain is ``bytes`` (native order, fixed size) then ``blosc``: its frames
+    #: decode block by block, so a read of part of a chunk decodes only the blocks it
+    #: touches (``decode_ranges``).
+    ranges_decodable: bool = field(init=False)
     #: The most bytes a chunk encodes to (a stored chunk or shard inner chunk larger than
     #: this is corrupt).
     max_encoded_size: int = field(init=False, repr=False)
@@ -71,14 +75,10 @@ class Pipeline:
             partial_nbytes = codec.index_nbytes + raw_nbytes(codec.inner.spec)
         object.__setattr__(self, "partial_nbytes", partial_nbytes)
         dtype = self.spec.dtype
-        raw = (
-            len(self.codecs) == 1
-            and isinstance(codec, BytesCodec)
-            and codec.stored_dtype(dtype) == dtype
-            and dtype.isnative
-            and not dtype.hasobject
-        )
+        raw = len(self.codecs) == 1 and _native_bytes(codec, dtype)
         object.__setattr__(self, "is_raw", raw)
+        blosc = len(self.codecs) == 2 and isinstance(self.codecs[1], BloscCodec) and _native_bytes(codec, dtype)
+        object.__setattr__(self, "ranges_decodable", blosc)
 
     def _set_decode_limits(self) -> None:
         """Follow the chunk's size through the chain in encoding order: the array->bytes
@@ -153,6 +153,15 @@ class Pipeline:
             raise CodecError(f"codec {codec.name!r}: decoding failed: {e}") from e
         return np.asarray(value)  # the array->bytes codec made it an array
 
+    def decode_ranges(self, data: Buffer, ranges: Sequence[tuple[int, int]]) -> Buffer | None:
+        """The bytes of ``ranges`` ((offset, length) of the serialised chunk) one after the
+        other, decoding only the blosc blocks they touch; needs ``ranges_decodable``. None
+        when the frame is one the blosc library must decode whole."""
+        codec = self.codecs[-1]
+        if not self.ranges_decodable or not isinstance(codec, BloscCodec):
+            raise CodecError("decoding ranges needs a chain of bytes and blosc")
+        return codec.decode_ranges(data, ranges, raw_nbytes(self.spec))
+
     def decode_partial(self, get_range: GetRange, selection: Sequence[Selector]) -> np.ndarray:
         """Part of a stored shard, reading only its index and the inner chunks ``selection``
         touches through ``get_range(offset, length)``; needs ``partial_decodable``.
@@ -164,10 +173,23 @@ class Pipeline:
         return codec.decode_partial(get_range, selection, self.spec)
 
 
+def _native_bytes(codec: Codec, dtype: np.dtype) -> bool:
+    """Whether ``codec`` lays out the elements as they are in memory (``bytes``, native
+    byte order, fixed size)."""
+    return (
+        isinstance(codec, BytesCodec)
+        and codec.stored_dtype(dtype) == dtype
+        and dtype.isnative
+        and not dtype.hasobject
+    )
+
+
 def known_codecs(zarr_format: Literal[2, 3] = 3) -> list[str]:
     """The codec names ``pipeline_from_v3`` (v3) or ids ``pipeline_from_v2`` (v2) accept."""
     if zarr_format == 3:
         return registered_names()
+    import numcodecs.registry
+
     ids = set(numcodecs.registry.codec_registry) - UNSUPPORTED_OBJECT_CODECS
     return sorted(ids | set(_VLEN_NAMES))
 
@@ -231,6 +253,8 @@ def _parse_v2(entry: JSON) -> Codec:
     factory = lookup(name)
     if factory is not None:
         return factory(name, config)
+    import numcodecs.registry
+
     if codec_id in numcodecs.registry.codec_registry:
         return NumcodecsCodec.from_config(name, config)
     raise CodecError(f"unknown codec {codec_id!r}; known v2 codecs: {', '.join(known_codecs(2))}")

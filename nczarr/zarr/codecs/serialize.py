@@ -3,18 +3,21 @@ reorder it (``transpose``)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass, replace
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
-from numcodecs.vlen import VLenBytes, VLenUTF8
 
 from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import ChunkData, ChunkSpec
 from nczarr.zarr.codecs.base import Codec, Kind, byte_view, nbytes, raw_nbytes, register
 from nczarr.zarr.jsonvalue import JSONObject
+
+if TYPE_CHECKING:  # numcodecs is imported when a codec needs it: commands start faster
+    from numcodecs.vlen import VLenBytes, VLenUTF8
 
 _ENDIAN_CODES: dict[str, Literal["<", ">"]] = {"little": "<", "big": ">"}
 #: A chunk of variable-length strings or bytes has no fixed size. So that decoding one stays
@@ -152,14 +155,10 @@ class VLenCodec(Codec):
     name: str
 
     KIND: ClassVar[Kind] = "array->bytes"
-    # numcodecs' Cython implementation, the layout zarr-python uses; stateless.
-    _IMPLEMENTATIONS: ClassVar[dict[str, VLenUTF8 | VLenBytes]] = {
-        "vlen-utf8": VLenUTF8(),
-        "vlen-bytes": VLenBytes(),
-    }
+    NAMES: ClassVar[tuple[str, ...]] = ("vlen-utf8", "vlen-bytes")
 
     def __post_init__(self) -> None:
-        if self.name not in self._IMPLEMENTATIONS:
+        if self.name not in self.NAMES:
             raise CodecError(f"no variable-length codec is called {self.name!r}")
 
     def evolve(self, spec: ChunkSpec) -> VLenCodec:
@@ -174,7 +173,7 @@ class VLenCodec(Codec):
         flat = np.asarray(data, dtype=object).reshape(-1, order=spec.order)
         if not flat.flags.writeable:  # numcodecs' typed memoryviews refuse read-only arrays
             flat = flat.copy()
-        encoded = byte_view(self._IMPLEMENTATIONS[self.name].encode(flat))
+        encoded = byte_view(_vlen_implementation(self.name).encode(flat))
         bound = self.serialized_bound(spec)
         if encoded.nbytes > bound:
             raise CodecError(
@@ -193,7 +192,7 @@ class VLenCodec(Codec):
                 f"codec {self.name!r}: decoded chunk has {count} items, expected {expected} "
                 f"(shape {spec.shape})"
             )
-        items: np.ndarray = self._IMPLEMENTATIONS[self.name].decode(data)
+        items: np.ndarray = _vlen_implementation(self.name).decode(data)
         return items.reshape(spec.shape, order=spec.order)
 
 
@@ -201,3 +200,11 @@ register("bytes", BytesCodec.from_config)
 register("transpose", TransposeCodec.from_config)
 register("vlen-utf8", VLenCodec.from_config)
 register("vlen-bytes", VLenCodec.from_config)
+
+
+@functools.cache
+def _vlen_implementation(name: str) -> VLenUTF8 | VLenBytes:
+    """numcodecs' Cython implementation of ``name``, the layout zarr-python uses; stateless."""
+    from numcodecs.vlen import VLenBytes, VLenUTF8
+
+    return VLenUTF8() if name == "vlen-utf8" else VLenBytes()
