@@ -48,6 +48,11 @@ class ConcurrentWriteError(StoreError):
     their change."""
 
 
+class StaleReferenceError(StoreError):
+    """A reference into a source file that changed (size, modification time or ETag) since
+    the references were made: its bytes may no longer be those referenced."""
+
+
 class InvalidModeError(NCZarrError, ValueError):
     """An open mode that is not one nczarr accepts."""
 

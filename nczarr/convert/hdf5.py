@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from nczarr.values.types import (
     float32,
     value_dtype,
 )
+
+if TYPE_CHECKING:
+    import h5py
 
 log = logging.getLogger(__name__)
 
@@ -488,6 +491,10 @@ class Hdf5Reader:
         fill = plist.fill_value_defined() == self._h5py.h5d.FILL_VALUE_USER_DEFINED
         chunks = None if h5ds.chunks is None or not variable.dimensions else tuple(h5ds.chunks)
         return VariableStorage(chunks=chunks, endian=endian, fill=fill, **settings)
+
+    def h5dataset(self, variable: Variable) -> h5py.Dataset:
+        """The h5py dataset holding ``variable`` (for its layout, filters and chunks)."""
+        return self._datasets[variable.fqn]
 
     def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
         """The raw values of ``variable`` in ``selection`` (see ``DatasetSource.read``); the

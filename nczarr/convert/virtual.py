@@ -1,0 +1,584 @@
+"""Virtual datasets: netCDF-4/HDF5 and netCDF-3 files read as Zarr without copying their data
+(``nczarr virtualize``, ``nczarr.virtualize``).
+
+Each file is scanned for where its variables' chunks are (``scan``): HDF5 chunks by h5py's
+chunk index, HDF5 contiguous data and netCDF-3 fixed variables cut into regular chunks by
+offset arithmetic, netCDF-3 record variables one record per chunk (records interleave, so a
+chunk cannot span two). The target is an NCZarr dataset written by the ordinary format
+session, whose chunk keys are answered from a reference table (``nczarr.store.references``)
+instead of the store: the HDF5 filter pipeline becomes the Zarr codec chain (deflate,
+shuffle, Fletcher-32 checked and stripped, zstd, bzip2). What cannot be referenced is copied
+into the target (inline) and said in the report: compact storage, variable-length data,
+filters without a codec, chunks HDF5 stored unfiltered, contiguous tails shorter than a
+chunk, and unallocated chunks whose fill differs from the Zarr fill value. Every referenced
+variable is checked once, reading a chunk through the references against the file as
+netcdf-c reads it: a chain that decodes differently is copied, never served wrong.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import itertools
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from nczarr.convert import sources as _sources
+from nczarr.convert.hdf5 import Hdf5Reader
+from nczarr.convert.netcdf3 import Netcdf3Reader
+from nczarr.errors import CopyError, NCZarrError
+from nczarr.formats import convention as make_convention
+from nczarr.formats.session import Session
+from nczarr.model import Dataset, Variable
+from nczarr.store import MemoryStore, Store, open_store
+from nczarr.store.references import (
+    TABLE_FOLDER,
+    Reference,
+    ReferenceStore,
+    ReferenceTable,
+    SourceIdentity,
+    has_table,
+    source_identity,
+    write_kerchunk_json,
+    write_kerchunk_parquet,
+)
+from nczarr.values.source import DatasetSource, Hyperslab
+from nczarr.values.storage import (
+    HDF5_BZIP2,
+    HDF5_DEFLATE,
+    HDF5_FLETCHER32,
+    HDF5_SHUFFLE,
+    HDF5_SZIP,
+    HDF5_ZSTD,
+    VariableStorage,
+)
+from nczarr.zarr.jsonvalue import JSONObject
+
+log = logging.getLogger(__name__)
+
+#: The size a contiguous variable's chunks are cut to: a point read fetches no more.
+CONTIGUOUS_CHUNK_BYTES = 1 << 20
+#: Chunk coordinates on a variable's grid.
+Coords = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class VirtualOptions:
+    """``format``: the target's convention (NCZARR; kerchunk exports default to ZARR_V2,
+    what kerchunk's readers expect); ``contiguous_chunk_bytes``: the chunks contiguous data
+    is cut into; ``copy_mismatched``: variables whose files disagree (packing, types, fill
+    values, chunk shapes, lengths off the chunk grid) are copied into the target instead of
+    refused; ``workers``: files scanned at once; ``progress``: show a tqdm bar."""
+
+    format: str | None = None
+    contiguous_chunk_bytes: int = CONTIGUOUS_CHUNK_BYTES
+    copy_mismatched: bool = False
+    workers: int = 4
+    progress: bool = False
+    storage_options: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class VirtualReport:
+    """What a virtualization made: per variable FQN, the chunks referenced, and why values
+    were copied inline (the whole variable, or some chunks)."""
+
+    sources: list[str] = field(default_factory=list)
+    referenced: dict[str, int] = field(default_factory=dict)
+    inlined: dict[str, str] = field(default_factory=dict)
+    copied: dict[str, str] = field(default_factory=dict)
+    references: int = 0
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        """The report as text, one line per fact."""
+        out = [f"{len(self.sources)} source(s), {self.references} chunk reference(s), {self.seconds:.2f} s"]
+        out += [f"referenced {fqn}: {n} chunk(s)" for fqn, n in self.referenced.items()]
+        out += [f"inlined {fqn}: {why}" for fqn, why in self.inlined.items()]
+        out += [f"copied {fqn}: {why}" for fqn, why in self.copied.items()]
+        return out
+
+
+# -- finding the chunks of one file -------------------------------------------------------
+
+
+@dataclass
+class VariableChunks:
+    """Where one variable's chunks are in one file. ``reason`` set: the variable is copied
+    whole (why). Else ``chunks`` is the Zarr chunk shape, ``filters`` the HDF5 pipeline as
+    codecs (encode order), ``endian`` the file's byte order, ``refs`` each stored chunk's
+    grid coordinates, offset and length, ``inline`` the chunks to copy (with why)."""
+
+    chunks: tuple[int, ...] = ()
+    filters: list[tuple[str, JSONObject]] = field(default_factory=list)
+    endian: str = "little"
+    refs: list[tuple[Coords, int, int]] = field(default_factory=list)
+    inline: dict[Coords, str] = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass
+class FileScan:
+    """One source file: its tree, its storage settings and its variables' chunks."""
+
+    url: str
+    identity: SourceIdentity
+    source: DatasetSource
+    variables: dict[str, VariableChunks]
+
+
+def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
+    """Open the netCDF file at ``path`` and find every variable's chunks (the file stays
+    open in the scan's ``source`` for what must be copied)."""
+    url = os.path.abspath(path) if "://" not in path else path
+    identity = source_identity(url, options.storage_options)
+    source = _sources.open_source(path, storage_options=options.storage_options or None)
+    try:
+        if isinstance(source, Hdf5Reader):
+            found = {v.fqn: _hdf5_chunks(source, v, options) for v in _variables(source.dataset)}
+        elif isinstance(source, Netcdf3Reader):
+            found = {v.fqn: _netcdf3_chunks(source, v, options) for v in _variables(source.dataset)}
+        else:
+            raise CopyError(f"{path}: not a netCDF-3 or netCDF-4/HDF5 file (a Zarr store needs no references)")
+    except BaseException:
+        source.close()
+        raise
+    return FileScan(url, identity, source, found)
+
+
+def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions) -> VariableChunks:
+    import h5py
+
+    h5ds = reader.h5dataset(variable)
+    dsid = h5ds.id
+    plist = dsid.get_create_plist()
+    dtype = h5ds.dtype
+    if dtype.hasobject or h5py.check_vlen_dtype(dtype) is not None:
+        return VariableChunks(reason="variable-length data (strings, vlens) has no fixed bytes to reference")
+    if any(h5py.check_vlen_dtype(dtype.fields[f][0]) is not None for f in dtype.names or ()):
+        return VariableChunks(reason="variable-length members have no fixed bytes to reference")
+    layout = plist.get_layout()
+    if layout == h5py.h5d.COMPACT:
+        return VariableChunks(reason="compact storage: the values are inside the HDF5 object header")
+    endian = "big" if _is_big(dtype) else "little"
+    filters: list[tuple[str, JSONObject]] = []
+    for i in range(plist.get_nfilters()):
+        code, _flags, values, name = plist.get_filter(i)
+        codec = _codec_of_filter(code, values, dtype.itemsize)
+        if codec is None:
+            what = "szip" if code == HDF5_SZIP else f"HDF5 filter {code} ({name.decode(errors='replace')})"
+            return VariableChunks(reason=f"{what} has no Zarr codec")
+        filters.append(codec)
+    shape = h5ds.shape
+    if layout == h5py.h5d.CHUNKED:
+        chunks = tuple(h5ds.chunks)
+        found = VariableChunks(chunks, filters, endian)
+
+        def record(info: Any) -> None:
+            coords = tuple(o // c for o, c in zip(info.chunk_offset, chunks))
+            if info.filter_mask:  # HDF5 skipped a filter for this chunk: the chain would not decode it
+                found.inline[coords] = "stored with some filters skipped"
+            else:
+                found.refs.append((coords, int(info.byte_offset), int(info.size)))
+
+        if hasattr(dsid, "chunk_iter"):
+            dsid.chunk_iter(record)
+        else:  # HDF5 < 1.12.3
+            for n in range(dsid.get_num_chunks()):
+                record(dsid.get_chunk_info(n))
+        return found
+    offset = dsid.get_offset()
+    return _contiguous(shape, dtype, endian, offset, options)
+
+
+def _is_big(dtype: np.dtype) -> bool:
+    if dtype.fields is not None:
+        return any(_is_big(dtype.fields[name][0]) for name in dtype.names or ())
+    if dtype.subdtype is not None:
+        return _is_big(dtype.subdtype[0])
+    return dtype.byteorder == ">"
+
+
+def _codec_of_filter(code: int, values: Sequence[int], itemsize: int) -> tuple[str, JSONObject] | None:
+    """The Zarr codec (name, configuration) that decodes what an HDF5 filter encoded."""
+    if code == HDF5_DEFLATE:
+        return "numcodecs.zlib", {"level": int(values[0]) if values else 4}
+    if code == HDF5_SHUFFLE:
+        return "numcodecs.shuffle", {"elementsize": itemsize}
+    if code == HDF5_FLETCHER32:
+        return "numcodecs.fletcher32", {}
+    if code == HDF5_ZSTD:
+        return "zstd", {"level": int(values[0]) if values else 0, "checksum": False}
+    if code == HDF5_BZIP2:
+        return "numcodecs.bz2", {"level": max(1, int(values[0])) if values else 9}
+    return None
+
+
+def _contiguous(
+    shape: tuple[int, ...], dtype: np.dtype, endian: str, offset: int | None, options: VirtualOptions
+) -> VariableChunks:
+    """Contiguous values at ``offset`` (None: never written) cut into chunks of whole rows of
+    the first dimension, about ``contiguous_chunk_bytes`` each; a last chunk shorter than
+    the others is copied (Zarr's chunks are all the same size)."""
+    if not shape:
+        found = VariableChunks((), [], endian)
+        if offset is not None:
+            found.refs.append(((), offset, dtype.itemsize))
+        return found
+    row = math.prod(shape[1:]) * dtype.itemsize
+    rows = max(1, min(shape[0], options.contiguous_chunk_bytes // max(1, row)))
+    found = VariableChunks((rows, *shape[1:]), [], endian)
+    if offset is None or row == 0:
+        return found
+    for i in range(-(-shape[0] // rows)):
+        coords = (i,) + (0,) * (len(shape) - 1)
+        if (i + 1) * rows <= shape[0]:
+            found.refs.append((coords, offset + i * rows * row, rows * row))
+        else:
+            found.inline[coords] = "the last rows of contiguous data, shorter than a chunk"
+    return found
+
+
+def _netcdf3_chunks(reader: Netcdf3Reader, variable: Variable, options: VirtualOptions) -> VariableChunks:
+    begin, shape, dtype, record, recsize = reader.byte_layout(variable)
+    if not record:
+        return _contiguous(shape, dtype, "big", begin, options)
+    # records interleave: one chunk per record, the variable's part of it
+    size = math.prod(shape[1:]) * dtype.itemsize
+    found = VariableChunks((1, *shape[1:]), [], "big")
+    for r in range(shape[0]):
+        found.refs.append(((r,) + (0,) * (len(shape) - 1), begin + r * recsize, size))
+    return found
+
+
+# -- the target ------------------------------------------------------------------------------
+
+
+def _codecs(chunks: VariableChunks, dtype: np.dtype, zarr_format: int) -> object:
+    """The codec metadata of a referenced variable, as VariableStorage.codecs keeps it: the
+    v3 ``codecs`` list, or v2's ``{"filters", "compressor"}``."""
+    if zarr_format == 2:
+        filters = [{"id": name.removeprefix("numcodecs."), **config} for name, config in chunks.filters]
+        return {"filters": filters or None, "compressor": None}
+    serializer: dict[str, Any] = {"name": "bytes"}
+    if dtype.fields is None and dtype.itemsize > 1 and dtype.kind not in "SUV":
+        serializer["configuration"] = {"endian": chunks.endian}
+    return [serializer, *({"name": name, "configuration": config} for name, config in chunks.filters)]
+
+
+def _storage(scanned: VariableChunks, original: VariableStorage, dtype: np.dtype, zarr_format: int) -> VariableStorage:
+    if scanned.reason is not None:
+        return replace(original, codecs=None)
+    return VariableStorage(
+        chunks=scanned.chunks or None,
+        endian="big" if scanned.endian == "big" else "little",
+        fill=original.fill,
+        codecs=_codecs(scanned, dtype, zarr_format),  # type: ignore[arg-type]
+        shuffle=any(name == "numcodecs.shuffle" for name, _ in scanned.filters),
+        fletcher32=any(name == "numcodecs.fletcher32" for name, _ in scanned.filters),
+    )
+
+
+def _variables(tree: Dataset) -> Iterator[Variable]:
+    for group in tree.walk():
+        yield from group.variables
+
+
+def _find(tree: Dataset, fqn: str) -> Variable:
+    return next(v for v in _variables(tree) if v.fqn == fqn)
+
+
+def _file_dtype(scan: FileScan, variable: Variable) -> np.dtype:
+    if isinstance(scan.source, Hdf5Reader):
+        return np.dtype(scan.source.h5dataset(variable).dtype)
+    assert isinstance(scan.source, Netcdf3Reader)
+    return scan.source.byte_layout(variable)[2]
+
+
+def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> Iterator[Coords]:
+    return itertools.product(*(range(-(-n // c)) for n, c in zip(shape, chunks)))
+
+
+def _region(coords: Coords, chunks: tuple[int, ...], shape: tuple[int, ...]) -> Hyperslab:
+    return tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coords, chunks, shape))
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.fields is not None or b.dtype.fields is not None or a.dtype.kind in "SUVO":
+        return a.tobytes() == b.astype(a.dtype).tobytes() if a.dtype.kind != "O" else bool(np.all(a == b))
+    return bool(np.array_equal(a, b.astype(a.dtype), equal_nan=a.dtype.kind in "fc"))
+
+
+class _Builder:
+    """Writes one virtual dataset: the documents and inline chunks into ``store``, the
+    references into a table."""
+
+    def __init__(self, store: Store, scans: Sequence[FileScan], format_name: str, report: VirtualReport) -> None:
+        self.store = store
+        self.scans = scans
+        self.convention = make_convention(format_name)
+        self.report = report
+        self.rows: list[tuple[str, int, int, int]] = []
+
+    def build(self) -> ReferenceTable:
+        first = self.scans[0]
+        tree: Dataset = _copy.deepcopy(first.source.dataset)
+        zarr_format = self.convention.zarr_format
+        storage = {}
+        for variable in _variables(tree):
+            scanned = first.variables[variable.fqn]
+            original = first.source.storage.get(variable.fqn, VariableStorage())
+            storage[variable.fqn] = _storage(scanned, original, _file_dtype(first, variable), zarr_format)
+        session = Session.create(self.store, tree, self.convention, storage)
+        try:
+            for variable in _variables(tree):
+                self._variable(session, variable, 0, first)
+            session.flush()
+            table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
+            failed = self._verify(session, table)
+            if failed:
+                self.rows = [row for row in self.rows if not any(row[0].startswith(prefix) for prefix in failed.values())]
+                for fqn in failed:
+                    self._copy(session, _find(tree, fqn), first, "references decode differently from the file")
+                table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
+        finally:
+            session.close()
+        return table
+
+    def _variable(self, session: Session, variable: Variable, index: int, scan: FileScan) -> None:
+        scanned = scan.variables[variable.fqn]
+        if scanned.reason is not None:
+            self._copy(session, variable, scan, scanned.reason)
+            return
+        array = session.array(variable)
+        for coords, offset, length in scanned.refs:
+            self.rows.append((array.chunk_key(coords), index, offset, length))
+        self.report.referenced[variable.fqn] = self.report.referenced.get(variable.fqn, 0) + len(scanned.refs)
+        shape = array.shape
+        for coords, why in scanned.inline.items():
+            region = _region(coords, array.chunks, shape)
+            session.write(variable, region, scan.source.read(_find(scan.source.dataset, variable.fqn), region))
+            self.report.inlined.setdefault(variable.fqn, why)
+        self._fill_unallocated(session, variable, scan, scanned)
+
+    def _fill_unallocated(self, session: Session, variable: Variable, scan: FileScan, scanned: VariableChunks) -> None:
+        """Chunks the file never stored read as its fill value (HDF5's, as netcdf-c reads
+        it): left out when that is the Zarr fill value, else copied."""
+        array = session.array(variable)
+        stored = {coords for coords, _, _ in scanned.refs} | set(scanned.inline)
+        missing = [c for c in _grid(array.shape, array.chunks) if c not in stored] if array.shape else []
+        if not array.shape and not stored:
+            missing = [()]
+        if not missing or 0 in array.shape:
+            return
+        original = _find(scan.source.dataset, variable.fqn)
+        region = _region(missing[0], array.chunks, array.shape)
+        in_file = scan.source.read(original, region)
+        if _same(session.read(variable, region), in_file):
+            return
+        fill = in_file.reshape(-1)[:1].reshape(())
+        for coords in missing:
+            region = _region(coords, array.chunks, array.shape)
+            session.write(variable, region, np.broadcast_to(fill, [s.stop - s.start for s in region]))
+        self.report.inlined.setdefault(variable.fqn, "unallocated chunks whose fill value is not the Zarr fill value")
+
+    def _copy(self, session: Session, variable: Variable, scan: FileScan, why: str) -> None:
+        original = _find(scan.source.dataset, variable.fqn)
+        array = session.array(variable)
+        shape = array.shape
+        step = max(1, (64 << 20) // max(1, math.prod(shape[1:]) * max(1, array.dtype.itemsize))) if shape else 1
+        if not shape:
+            session.write(variable, (), scan.source.read(original, ()))
+        else:
+            for start in range(0, shape[0], step):
+                region = (slice(start, min(start + step, shape[0])), *(slice(0, n) for n in shape[1:]))
+                session.write(variable, region, scan.source.read(original, region))
+        self.report.copied[variable.fqn] = why
+
+    def _verify(self, session: Session, table: ReferenceTable) -> dict[str, str]:
+        """Read one referenced chunk of each variable through the references and compare it
+        with the file; the variables (FQN: key prefix) whose chunk differs."""
+        view = ReferenceStore(table, base=self.store)
+        check = Session.open(view, self.convention, read_only=True)
+        failed: dict[str, str] = {}
+        scan = self.scans[0]
+        for variable in _variables(check.dataset):
+            scanned = scan.variables[variable.fqn]
+            if scanned.reason is not None or not scanned.refs:
+                continue
+            array = check.array(variable)
+            region = _region(scanned.refs[0][0], array.chunks, array.shape)
+            try:
+                through = check.read(variable, region)
+            except NCZarrError as exc:
+                log.info("%s: %s does not decode through its references: %s", scan.url, variable.fqn, exc)
+                through = None
+            if through is None or not _same(through, scan.source.read(_find(scan.source.dataset, variable.fqn), region)):
+                prefix = array.chunk_key(scanned.refs[0][0]).rpartition("/")[0] + "/"
+                failed[variable.fqn] = prefix
+                self.report.referenced.pop(variable.fqn, None)
+        return failed
+
+
+# -- the public functions -------------------------------------------------------------------
+
+
+def _progress(total: int, enabled: bool, what: str) -> Callable[[], None]:
+    if not enabled:
+        return lambda: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="file", desc=what)
+    return lambda: bar.update(1)
+
+
+def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
+    """Scan every file, ``options.workers`` at once, in the order given."""
+    advance = _progress(len(paths), options.progress, "scanning")
+
+    def one(path: str) -> FileScan:
+        found = scan(path, options)
+        advance()
+        return found
+
+    if options.workers <= 1 or len(paths) == 1:
+        return [one(p) for p in paths]
+    with ThreadPoolExecutor(max_workers=options.workers) as pool:
+        futures = [pool.submit(one, p) for p in paths]
+        try:
+            scans = [future.result() for future in futures]
+        except BaseException:
+            for future in futures:
+                if future.done() and future.exception() is None:
+                    future.result().source.close()
+            raise
+        return scans
+
+
+def _build(scans: Sequence[FileScan], store: Store, format_name: str, report: VirtualReport) -> ReferenceTable:
+    if len(scans) > 1:
+        raise CopyError("virtualizing many files is not available yet")
+    return _Builder(store, scans, format_name, report).build()
+
+
+def virtualize(
+    paths: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+) -> VirtualReport:
+    """Make the NCZarr dataset at the local folder ``target`` whose chunks are references
+    into the netCDF files ``paths`` (replacing a dataset there); what cannot be referenced
+    is copied into it. The reference table is in ``target``'s ``.references`` folder, which
+    ``nczarr.Dataset(target)`` and every command read transparently."""
+    started = time.perf_counter()
+    names = [os.fspath(p) for p in paths]
+    if not names:
+        raise CopyError("virtualize needs at least one source file")
+    folder = os.fspath(target)
+    if "://" in folder:
+        raise CopyError(f"{folder}: a virtual dataset is written to a local folder")
+    report = VirtualReport(sources=names)
+    scans = scan_all(names, options)
+    existed = os.path.lexists(folder)
+    try:
+        store = open_store(folder, "w")
+        try:
+            table = _build(scans, store, options.format or "NCZARR", report)
+        finally:
+            store.close()
+        table.write(os.path.join(folder, TABLE_FOLDER))
+    except BaseException:
+        if not existed:
+            from nczarr.convert.copy import remove_local
+
+            remove_local(folder)
+        raise
+    finally:
+        for found in scans:
+            found.source.close()
+    report.references = len(table)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def export_kerchunk(
+    paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+) -> VirtualReport:
+    """Write kerchunk references to the netCDF files ``paths``: JSON v1 at ``out``, or a
+    Parquet folder when ``out`` ends in ``.parq``, as fsspec's ReferenceFileSystem reads
+    them (so zarr-python, xarray's zarr engine and GDAL read them without nczarr). The Zarr
+    metadata is pure Zarr v2 (``_ARRAY_DIMENSIONS``) unless ``options.format`` names
+    another convention; what cannot be referenced is inline."""
+    started = time.perf_counter()
+    names = [os.fspath(p) for p in paths]
+    if not names:
+        raise CopyError("a kerchunk export needs at least one source file")
+    report = VirtualReport(sources=names)
+    scans = scan_all(names, options)
+    try:
+        memory = MemoryStore()
+        table = _build(scans, memory, options.format or "ZARR_V2", report)
+        references: dict[str, Reference] = {key: memory.get(key) for key in memory.list()}
+        references.update(table)
+    finally:
+        for found in scans:
+            found.source.close()
+    destination = os.fspath(out)
+    if destination.rstrip("/").lower().endswith(".parq"):
+        references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
+        write_kerchunk_parquet(destination, references)
+    else:
+        write_kerchunk_json(destination, references)
+    report.references = len(table)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def recorded_sources(target: str | os.PathLike[str]) -> list[str]:
+    """The source files of the virtual dataset at ``target``, in order (for a refresh)."""
+    folder = os.fspath(target)
+    if not has_table(folder):
+        raise CopyError(f"{folder}: not a virtual dataset (no {TABLE_FOLDER} folder)")
+    return [s.url for s in ReferenceTable.read(os.path.join(folder, TABLE_FOLDER)).sources]
+
+
+def refresh(target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()) -> VirtualReport:
+    """Scan the sources of the virtual dataset at ``target`` again and rewrite it: the
+    references then point at the files as they are now."""
+    return virtualize(recorded_sources(target), target, options)
+
+
+def stale_sources(target: str | os.PathLike[str], storage_options: Mapping[str, object] | None = None) -> list[str]:
+    """The sources of the virtual dataset at ``target`` that changed since it was made, each
+    with how."""
+    folder = os.fspath(target)
+    table = ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
+    stale = []
+    for recorded in table.sources:
+        try:
+            change = recorded.change(source_identity(recorded.url, storage_options))
+        except NCZarrError as exc:
+            change = str(exc)
+        if change is not None:
+            stale.append(f"{recorded.url}: {change}")
+    return stale
+
+
+__all__ = [
+    "FileScan",
+    "VirtualOptions",
+    "VirtualReport",
+    "export_kerchunk",
+    "recorded_sources",
+    "refresh",
+    "scan",
+    "stale_sources",
+    "virtualize",
+]
