@@ -122,6 +122,9 @@ class VariableChunks:
     refs: list[tuple[Coords, int, int]] = field(default_factory=list)
     inline: dict[Coords, str] = field(default_factory=dict)
     reason: str | None = None
+    #: the shape of the data in the file, when shorter than the variable (an HDF5 dataset
+    #: along an unlimited dimension other variables grew)
+    extent: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -179,7 +182,7 @@ def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions
     shape = h5ds.shape
     if layout == h5py.h5d.CHUNKED:
         chunks = tuple(h5ds.chunks)
-        found = VariableChunks(chunks, filters, endian)
+        found = VariableChunks(chunks, filters, endian, extent=tuple(shape))
 
         def record(info: Any) -> None:
             coords = tuple(o // c for o, c in zip(info.chunk_offset, chunks))
@@ -310,10 +313,21 @@ def _region(coords: Coords, chunks: tuple[int, ...], shape: tuple[int, ...]) -> 
     return tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coords, chunks, shape))
 
 
+def _straddles(coords: Coords, chunks: tuple[int, ...], extent: tuple[int, ...] | None, shape: tuple[int, ...]) -> bool:
+    """Whether a chunk reaches past the file's ``extent`` into a longer variable."""
+    if extent is None:
+        return False
+    return any((i + 1) * c > e and n > e for i, c, e, n in zip(coords, chunks, extent, shape))
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays of raw values hold the same values (NaN equal to NaN; records
+    field by field, their padding left out)."""
     if a.shape != b.shape:
         return False
-    if a.dtype.fields is not None or b.dtype.fields is not None or a.dtype.kind in "SUVO":
+    if a.dtype.fields is not None and b.dtype.fields is not None:
+        return a.dtype.names == b.dtype.names and all(_same(a[name], b[name]) for name in a.dtype.names or ())
+    if a.dtype.kind in "SUVO" or b.dtype.kind in "SUVO":
         return a.tobytes() == b.astype(a.dtype).tobytes() if a.dtype.kind != "O" else bool(np.all(a == b))
     return bool(np.array_equal(a, b.astype(a.dtype), equal_nan=a.dtype.kind in "fc"))
 
@@ -360,10 +374,15 @@ class _Builder:
             self._copy(session, variable, scan, scanned.reason)
             return
         array = session.array(variable)
-        for coords, offset, length in scanned.refs:
-            self.rows.append((array.chunk_key(coords), index, offset, length))
-        self.report.referenced[variable.fqn] = self.report.referenced.get(variable.fqn, 0) + len(scanned.refs)
         shape = array.shape
+        before = len(self.rows)
+        for coords, offset, length in scanned.refs:
+            if _straddles(coords, array.chunks, scanned.extent, shape):
+                # netcdf-c reads fill beyond the dataset's end, the chunk holds what HDF5 padded it with
+                scanned.inline[coords] = "a chunk across the end of an HDF5 dataset shorter than its dimension"
+            else:
+                self.rows.append((array.chunk_key(coords), index, offset, length))
+        self.report.referenced[variable.fqn] = self.report.referenced.get(variable.fqn, 0) + len(self.rows) - before
         for coords, why in scanned.inline.items():
             region = _region(coords, array.chunks, shape)
             session.write(variable, region, scan.source.read(_find(scan.source.dataset, variable.fqn), region))
@@ -520,18 +539,22 @@ def export_kerchunk(
     names = [os.fspath(p) for p in paths]
     if not names:
         raise CopyError("a kerchunk export needs at least one source file")
+    destination = os.fspath(out)
+    parquet = destination.rstrip("/").lower().endswith(".parq")
+    format_name = options.format or "ZARR_V2"
+    if parquet and make_convention(format_name).zarr_format != 2:
+        raise CopyError(f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}")
     report = VirtualReport(sources=names)
     scans = scan_all(names, options)
     try:
         memory = MemoryStore()
-        table = _build(scans, memory, options.format or "ZARR_V2", report)
+        table = _build(scans, memory, format_name, report)
         references: dict[str, Reference] = {key: memory.get(key) for key in memory.list()}
         references.update(table)
     finally:
         for found in scans:
             found.source.close()
-    destination = os.fspath(out)
-    if destination.rstrip("/").lower().endswith(".parq"):
+    if parquet:
         references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
         write_kerchunk_parquet(destination, references)
     else:

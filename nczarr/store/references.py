@@ -259,7 +259,11 @@ class _KerchunkParquet(Mapping[str, Reference]):
         self._lazy = LazyReferenceMapper(path, fs=fs)
 
     def __getitem__(self, key: str) -> Reference:
-        return _reference(self._lazy[key], key)
+        try:
+            value = self._lazy[key]
+        except (ValueError, IndexError, FileNotFoundError):  # a key that is no chunk of an array it lists
+            raise KeyError(key) from None
+        return _reference(value, key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._lazy)
@@ -269,8 +273,8 @@ class _KerchunkParquet(Mapping[str, Reference]):
 
     def __contains__(self, key: object) -> bool:
         try:
-            self._lazy[key]
-        except (KeyError, FileNotFoundError):
+            self[str(key)]
+        except KeyError:
             return False
         return True
 
