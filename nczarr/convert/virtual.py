@@ -543,7 +543,9 @@ def export_kerchunk(
     parquet = destination.rstrip("/").lower().endswith(".parq")
     format_name = options.format or "ZARR_V2"
     if parquet and make_convention(format_name).zarr_format != 2:
-        raise CopyError(f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}")
+        raise CopyError(
+            f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}"
+        )
     report = VirtualReport(sources=names)
     scans = scan_all(names, options)
     try:

@@ -268,7 +268,8 @@ def test_cli(netcdf3_file, tmp_path, capsys):
     assert main(["dump", target]) == 0
     out = str(tmp_path / "k.json")
     assert main(["virtualize", "--kerchunk", out, netcdf3_file]) == 0
-    assert json.load(open(out))["version"] == 1
+    with open(out) as file:
+        assert json.load(file)["version"] == 1
 
 
 def test_refusals(tmp_path):
