@@ -28,7 +28,9 @@ def _netcdf4(path: str) -> dict[str, np.ndarray]:
     """Every variable of the root group as netCDF4 reads it (masked and scaled), as floats
     or text."""
     with netCDF4.Dataset(path) as d:
-        return {name: _floats(v[...]) if np.dtype(v.dtype).kind in "iuf" else np.asarray(v[...]) for name, v in d.variables.items()}
+        return {
+            name: _floats(v[...]) if np.dtype(v.dtype).kind in "iuf" else np.asarray(v[...]) for name, v in d.variables.items()
+        }
 
 
 def _floats(values: object) -> np.ndarray:
