@@ -83,7 +83,7 @@ NON_COORD = "_nc4_non_coord_"
 #: How the NAME of netcdf-c's dimension scale that is no variable begins.
 DIMENSION_ONLY = b"This is a netCDF dimension but not a netCDF variable"
 #: netCDF4's Blosc compression names by the compressor code in the HDF5 filter's parameters.
-_BLOSC_NAMES = {code: name for name, code in BLOSC_CODES.items()}
+BLOSC_NAME_OF_CODE = {code: name for name, code in BLOSC_CODES.items()}
 #: netCDF4's compression names by the HDF5 filter of each (Blosc's by its parameters).
 _COMPRESSION_OF = {HDF5_DEFLATE: "zlib", HDF5_BZIP2: "bzip2", HDF5_ZSTD: "zstd"}
 # A guess of the bytes one value of a variable-length type takes in memory.
@@ -477,8 +477,8 @@ class Hdf5Reader:
             elif code in _COMPRESSION_OF:
                 settings["compression"] = _COMPRESSION_OF[code]
                 settings["complevel"] = int(values[0]) if values else 0
-            elif code == HDF5_BLOSC and len(values) >= 7 and values[6] in _BLOSC_NAMES:
-                settings["compression"] = _BLOSC_NAMES[values[6]]
+            elif code == HDF5_BLOSC and len(values) >= 7 and values[6] in BLOSC_NAME_OF_CODE:
+                settings["compression"] = BLOSC_NAME_OF_CODE[values[6]]
                 settings["complevel"], settings["blosc_shuffle"] = int(values[4]), int(values[5])
             else:
                 what = "szip" if code == HDF5_SZIP else f"HDF5 filter {code} ({filter_name.decode(errors='replace')})"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from nczarr.convert import sources as _sources
-from nczarr.convert.hdf5 import Hdf5Reader
+from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
 from nczarr.formats import convention as make_convention
@@ -51,6 +51,8 @@ from nczarr.store.references import (
 )
 from nczarr.values.source import DatasetSource, Hyperslab
 from nczarr.values.storage import (
+    BLOSC_CNAMES,
+    HDF5_BLOSC,
     HDF5_BZIP2,
     HDF5_DEFLATE,
     HDF5_FLETCHER32,
@@ -59,6 +61,7 @@ from nczarr.values.storage import (
     HDF5_ZSTD,
     VariableStorage,
 )
+from nczarr.zarr.codecs.compress import BLOSC_SHUFFLES
 from nczarr.zarr.jsonvalue import JSONObject
 
 log = logging.getLogger(__name__)
@@ -221,6 +224,11 @@ def _codec_of_filter(code: int, values: Sequence[int], itemsize: int) -> tuple[s
         return "zstd", {"level": int(values[0]) if values else 0, "checksum": False}
     if code == HDF5_BZIP2:
         return "numcodecs.bz2", {"level": max(1, int(values[0])) if values else 9}
+    if code == HDF5_BLOSC and len(values) >= 7 and values[6] in BLOSC_NAME_OF_CODE and values[5] < len(BLOSC_SHUFFLES):
+        # the parameters: filter version, format version, typesize, chunk bytes, clevel, shuffle, compressor
+        cname = BLOSC_CNAMES[BLOSC_NAME_OF_CODE[values[6]]]
+        shuffle = BLOSC_SHUFFLES[values[5]]
+        return "blosc", {"cname": cname, "clevel": int(values[4]), "shuffle": shuffle, "typesize": itemsize, "blocksize": 0}
     return None
 
 
@@ -268,12 +276,21 @@ def _codecs(chunks: VariableChunks, dtype: np.dtype, zarr_format: int) -> object
     """The codec metadata of a referenced variable, as VariableStorage.codecs keeps it: the
     v3 ``codecs`` list, or v2's ``{"filters", "compressor"}``."""
     if zarr_format == 2:
-        filters = [{"id": name.removeprefix("numcodecs."), **config} for name, config in chunks.filters]
+        filters = [_v2_codec(name, config) for name, config in chunks.filters]
         return {"filters": filters or None, "compressor": None}
     serializer: dict[str, Any] = {"name": "bytes"}
     if dtype.fields is None and dtype.itemsize > 1 and dtype.kind not in "SUV":
         serializer["configuration"] = {"endian": chunks.endian}
     return [serializer, *({"name": name, "configuration": config} for name, config in chunks.filters)]
+
+
+def _v2_codec(name: str, config: JSONObject) -> JSONObject:
+    """A codec in numcodecs' JSON (v2 ``filters``)."""
+    if name == "blosc":  # v2 numbers Blosc's shuffle, v3 names it
+        shuffle = config["shuffle"]
+        config = {**config, "shuffle": BLOSC_SHUFFLES.index(shuffle) if isinstance(shuffle, str) else shuffle}
+        config.pop("typesize", None)
+    return {"id": name.removeprefix("numcodecs."), **config}
 
 
 def _storage(scanned: VariableChunks, original: VariableStorage, dtype: np.dtype, zarr_format: int) -> VariableStorage:

@@ -181,6 +181,23 @@ def test_filter_without_codec_copied(tmp_path):
         assert d["lzf"][:].tolist() == f["lzf"][:].tolist()
 
 
+def test_plugin_filters_referenced(tmp_path):
+    import hdf5plugin
+
+    path = str(tmp_path / "plugins.nc")
+    data = np.arange(1000.0)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("zstd", data=data, chunks=(100,), **hdf5plugin.Zstd())
+        f.create_dataset("blosc", data=data, chunks=(100,), **hdf5plugin.Blosc(cname="lz4", shuffle=hdf5plugin.Blosc.SHUFFLE))
+        f.create_dataset("bzip2", data=data, chunks=(100,), **hdf5plugin.BZip2())
+    for target, export in ((str(tmp_path / "v.zarr"), virtualize), (str(tmp_path / "k.json"), export_kerchunk)):
+        report = export([path], target)
+        assert report.referenced == {"/blosc": 10, "/bzip2": 10, "/zstd": 10} and not report.copied
+        with nczarr.Dataset(target) as d:
+            for name in ("zstd", "blosc", "bzip2"):
+                assert np.array_equal(d[name][:], data), name
+
+
 def test_netcdf3(netcdf3_file, tmp_path):
     target = str(tmp_path / "v.zarr")
     report = virtualize([netcdf3_file], target)
