@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import h5py
 import netCDF4
@@ -182,14 +184,20 @@ def test_filter_without_codec_copied(tmp_path):
 
 
 def test_plugin_filters_referenced(tmp_path):
-    import hdf5plugin
-
     path = str(tmp_path / "plugins.nc")
     data = np.arange(1000.0)
-    with h5py.File(path, "w") as f:
-        f.create_dataset("zstd", data=data, chunks=(100,), **hdf5plugin.Zstd())
-        f.create_dataset("blosc", data=data, chunks=(100,), **hdf5plugin.Blosc(cname="lz4", shuffle=hdf5plugin.Blosc.SHUFFLE))
-        f.create_dataset("bzip2", data=data, chunks=(100,), **hdf5plugin.BZip2())
+    # in a process of its own, without the HDF5_PLUGIN_PATH netCDF4 sets when imported: its
+    # bundled Blosc plugin, found there first, fails where hdf5plugin's works
+    script = """if True:
+        import sys, h5py, hdf5plugin, numpy as np
+        with h5py.File(sys.argv[1], "w") as f:
+            data = np.arange(1000.0)
+            f.create_dataset("zstd", data=data, chunks=(100,), **hdf5plugin.Zstd())
+            f.create_dataset("blosc", data=data, chunks=(100,), **hdf5plugin.Blosc(cname="lz4", shuffle=hdf5plugin.Blosc.SHUFFLE))
+            f.create_dataset("bzip2", data=data, chunks=(100,), **hdf5plugin.BZip2())
+    """
+    environment = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    subprocess.run([sys.executable, "-c", script, path], check=True, env=environment)
     for target, export in ((str(tmp_path / "v.zarr"), virtualize), (str(tmp_path / "k.json"), export_kerchunk)):
         report = export([path], target)
         assert report.referenced == {"/blosc": 10, "/bzip2": 10, "/zstd": 10} and not report.copied
