@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'nczarr[hdf5]'"
+#: The first bytes of an HDF5 file (at its start: netCDF-4 has no user block).
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 #: The attribute names netcdf-c reserves; it shows none of them but ``_nczarr_attr`` (its dimension
 #: scales, dimension ids, classic flag, provenance, and the names ncdump -s shows of its own).
 RESERVED = frozenset(
@@ -169,16 +171,21 @@ class Hdf5Reader:
     storage: dict[str, VariableStorage]
     data_model: str
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, file: BinaryIO | None = None) -> None:
+        """``file``: the file open for reading (a remote one, through fsspec), ``path`` its name."""
         _h5netcdf, self._h5py = require_h5netcdf()
         self.path = os.fspath(path)
-        if not os.path.exists(self.path):
+        if file is None and not os.path.exists(self.path):
             raise DatasetNotFoundError(f"{self.path}: no such file")
         self._file: Any = None
         try:
-            if not self._h5py.is_hdf5(self.path):
+            if file is not None:
+                if file.read(8) != HDF5_MAGIC:
+                    raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
+                file.seek(0)
+            elif not self._h5py.is_hdf5(self.path):
                 raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
-            self._file = self._h5py.File(self.path, "r")
+            self._file = self._h5py.File(file if file is not None else self.path, "r")
         except Exception as error:
             self.close()
             raise _file_error(self.path, error) from error

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from nczarr.convert.hdf5 import Hdf5Reader
+from nczarr.convert.hdf5 import HDF5_MAGIC, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import ContainerError
 from nczarr.formats import require_local, stored_dataset
@@ -22,7 +22,6 @@ DatasetLocation = str | os.PathLike[str] | Store
 
 #: The first bytes of the containers nczarr reads besides Zarr stores.
 NETCDF3_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05")
-HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 
 
 def file_kind(location: object) -> str | None:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from nczarr.convert import sources as _sources
-from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
+from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, HDF5_MAGIC, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
 from nczarr.formats import convention as make_convention
@@ -145,7 +145,7 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
     open in the scan's ``source`` for what must be copied)."""
     url = os.path.abspath(path) if "://" not in path else path
     identity = source_identity(url, options.storage_options)
-    source = _sources.open_source(path, storage_options=options.storage_options or None)
+    source = _sources.open_source(path) if "://" not in path else _remote_source(url, options)
     try:
         if isinstance(source, Hdf5Reader):
             found = {v.fqn: _hdf5_chunks(source, v, options) for v in _variables(source.dataset)}
@@ -157,6 +157,23 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
         source.close()
         raise
     return FileScan(url, identity, source, found)
+
+
+def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
+    """A netCDF-4/HDF5 file at an fsspec URL, read through fsspec (its metadata; the chunks
+    are only referenced)."""
+    import fsspec
+
+    try:
+        file = fsspec.open(url, "rb", **options.storage_options).open()
+    except (OSError, ValueError) as exc:
+        raise CopyError(f"cannot open the source {url}: {exc}") from exc
+    head = file.read(8)
+    file.seek(0)
+    if head != HDF5_MAGIC:
+        file.close()
+        raise CopyError(f"{url}: remote sources must be netCDF-4/HDF5 files (netCDF-3 ones are read locally)")
+    return Hdf5Reader(url, file=file)
 
 
 def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions) -> VariableChunks:
@@ -353,8 +370,12 @@ class _Builder:
     """Writes one virtual dataset: the documents and inline chunks into ``store``, the
     references into a table."""
 
-    def __init__(self, store: Store, scans: Sequence[FileScan], format_name: str, report: VirtualReport) -> None:
+    def __init__(
+        self, store: Store, scans: Sequence[FileScan], format_name: str, report: VirtualReport,
+        storage_options: Mapping[str, object] | None = None,
+    ) -> None:
         self.store = store
+        self.storage_options = storage_options
         self.scans = scans
         self.convention = make_convention(format_name)
         self.report = report
@@ -443,7 +464,7 @@ class _Builder:
     def _verify(self, session: Session, table: ReferenceTable) -> dict[str, str]:
         """Read one referenced chunk of each variable through the references and compare it
         with the file; the variables (FQN: key prefix) whose chunk differs."""
-        view = ReferenceStore(table, base=self.store)
+        view = ReferenceStore(table, base=self.store, storage_options=self.storage_options)
         check = Session.open(view, self.convention, read_only=True)
         failed: dict[str, str] = {}
         scan = self.scans[0]
@@ -500,10 +521,12 @@ def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
         return scans
 
 
-def _build(scans: Sequence[FileScan], store: Store, format_name: str, report: VirtualReport) -> ReferenceTable:
+def _build(
+    scans: Sequence[FileScan], store: Store, format_name: str, report: VirtualReport, options: VirtualOptions
+) -> ReferenceTable:
     if len(scans) > 1:
         raise CopyError("virtualizing many files is not available yet")
-    return _Builder(store, scans, format_name, report).build()
+    return _Builder(store, scans, format_name, report, options.storage_options).build()
 
 
 def virtualize(
@@ -526,7 +549,7 @@ def virtualize(
     try:
         store = open_store(folder, "w")
         try:
-            table = _build(scans, store, options.format or "NCZARR", report)
+            table = _build(scans, store, options.format or "NCZARR", report, options)
         finally:
             store.close()
         table.write(os.path.join(folder, TABLE_FOLDER))
@@ -567,7 +590,7 @@ def export_kerchunk(
     scans = scan_all(names, options)
     try:
         memory = MemoryStore()
-        table = _build(scans, memory, format_name, report)
+        table = _build(scans, memory, format_name, report, options)
         references: dict[str, Reference] = {key: memory.get(key) for key in memory.list()}
         references.update(table)
     finally:

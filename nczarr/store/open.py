@@ -83,6 +83,8 @@ def open_store(
         return _open_fsspec(where.target, mode, where.storage_options)
     if where.zip:
         return _open_zip(where.target, mode)
+    if mode == "r" and has_table(where.target):  # references into sources the options may open
+        return open_virtual(where.target, DirectoryStore(where.target, read_only=True), where.storage_options)
     return _open_directory(where.target, mode)
 
 
@@ -154,7 +156,7 @@ def _refuse_foreign(keys: Iterable[str], location: str) -> None:
     )
 
 
-def _open_directory(path: str, mode: str) -> Store:
+def _open_directory(path: str, mode: str) -> DirectoryStore:
     if mode in ("r", "r+") and os.path.isfile(path):
         _refuse_file(path)
     if has_table(path) and mode in ("r+", "a"):
@@ -163,8 +165,7 @@ def _open_directory(path: str, mode: str) -> Store:
             "nczarr copy makes a dataset of its own"
         )
     if mode == "r":
-        directory = DirectoryStore(path, read_only=True)
-        return open_virtual(path, directory) if has_table(path) else directory
+        return DirectoryStore(path, read_only=True)
     if mode == "r+":
         return DirectoryStore(path, create=False)
     if mode in ("w-", "x") and os.path.lexists(path):

@@ -93,7 +93,7 @@ def source_identity(url: str, storage_options: Mapping[str, object] | None = Non
     except (OSError, ValueError) as exc:
         raise StoreError(f"cannot read the source {url!r}: {exc}") from exc
     etag = info.get("ETag") or info.get("etag") or info.get("md5Hash")
-    mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified") or info.get("created")
     if mtime is not None and not isinstance(mtime, int | float):
         mtime = _timestamp(mtime)
     return SourceIdentity(url, int(info.get("size") or 0), mtime, str(etag).strip('"') if etag else None)
@@ -432,8 +432,8 @@ class ReferenceStore(Store):
                 return [fs.cat_file(path, start=ranges[0][0])]
             starts = [offset for offset, _ in ranges]
             ends = [offset + (length or 0) for offset, length in ranges]
-            values = fs.cat_ranges([path] * len(ranges), starts, ends)
-        except OSError as exc:
+            values = fs.cat_ranges([path] * len(ranges), starts, ends, on_error="raise")
+        except Exception as exc:  # fsspec's backends raise their own errors (botocore's are no OSError)
             raise StoreError(f"cannot read the source {url!r}: {exc}") from exc
         return [bytes(v) for v in values]
 
@@ -540,11 +540,12 @@ class ReferenceStore(Store):
             self.base.close()
 
 
-def open_virtual(folder: str, base: Store) -> ReferenceStore:
+def open_virtual(folder: str, base: Store, storage_options: Mapping[str, object] | None = None) -> ReferenceStore:
     """The virtual dataset whose documents and inline chunks are in ``base`` (the local
-    folder ``folder``) and whose reference table is in its ``.references`` folder."""
+    folder ``folder``) and whose reference table is in its ``.references`` folder;
+    ``storage_options`` open its remote sources."""
     table = ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
-    return ReferenceStore(table, base=base, identities=table.identities(), name=folder)
+    return ReferenceStore(table, base=base, identities=table.identities(), storage_options=storage_options, name=folder)
 
 
 def open_kerchunk(location: str, storage_options: Mapping[str, object] | None = None) -> ReferenceStore:
