@@ -36,7 +36,7 @@ from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
 from nczarr.formats import convention as make_convention
 from nczarr.formats.session import Session
-from nczarr.model import Dataset, Variable
+from nczarr.model import Dataset, Variable, resolve_dimension
 from nczarr.store import MemoryStore, Store, open_store
 from nczarr.store.references import (
     TABLE_FOLDER,
@@ -366,24 +366,39 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b.astype(a.dtype), equal_nan=a.dtype.kind in "fc"))
 
 
+@dataclass
+class _Placement:
+    """Where one file's records go in the combined dataset."""
+
+    index: int
+    scan: FileScan
+    offset: int  # the first record's index along the record dimension
+    records: int  # how many records the file holds
+
+
 class _Builder:
     """Writes one virtual dataset: the documents and inline chunks into ``store``, the
-    references into a table."""
+    references into a table. Many files combine along the record dimension: record
+    variables take each file's records at its offset, the others come from the first file."""
 
     def __init__(
         self, store: Store, scans: Sequence[FileScan], format_name: str, report: VirtualReport,
-        storage_options: Mapping[str, object] | None = None,
+        options: VirtualOptions = VirtualOptions(),
     ) -> None:
         self.store = store
-        self.storage_options = storage_options
+        self.options = options
         self.scans = scans
         self.convention = make_convention(format_name)
         self.report = report
         self.rows: list[tuple[str, int, int, int]] = []
+        self.record: set[str] = set()
 
     def build(self) -> ReferenceTable:
+        tree, record, placements = combine_records(self.scans)
+        self.record = record
         first = self.scans[0]
-        tree: Dataset = _copy.deepcopy(first.source.dataset)
+        placed = {fqn: placements if fqn in record else placements[:1] for fqn in (v.fqn for v in _variables(tree))}
+        mismatched = self._mismatches(tree, record, placements)
         zarr_format = self.convention.zarr_format
         storage = {}
         for variable in _variables(tree):
@@ -393,97 +408,254 @@ class _Builder:
         session = Session.create(self.store, tree, self.convention, storage)
         try:
             for variable in _variables(tree):
-                self._variable(session, variable, 0, first)
+                reasons = (p.scan.variables[variable.fqn].reason for p in placed[variable.fqn])
+                whole = mismatched.get(variable.fqn) or next((why for why in reasons if why), None)
+                for place in placed[variable.fqn]:
+                    if whole is not None:
+                        self._copy(session, variable, place, whole)
+                    else:
+                        self._variable(session, variable, place)
             session.flush()
             table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
-            failed = self._verify(session, table)
+            failed = self._verify(table, placed, set(mismatched))
             if failed:
                 self.rows = [row for row in self.rows if not any(row[0].startswith(prefix) for prefix in failed.values())]
                 for fqn in failed:
-                    self._copy(session, _find(tree, fqn), first, "references decode differently from the file")
+                    for place in placed[fqn]:
+                        self._copy(session, _find(tree, fqn), place, "references decode differently from the file")
                 table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
         finally:
             session.close()
         return table
 
-    def _variable(self, session: Session, variable: Variable, index: int, scan: FileScan) -> None:
-        scanned = scan.variables[variable.fqn]
-        if scanned.reason is not None:
-            self._copy(session, variable, scan, scanned.reason)
-            return
+    def _mismatches(self, tree: Dataset, record: set[str], placements: list[_Placement]) -> dict[str, str]:
+        """The record variables whose files cannot share one chunk grid and codec chain, with
+        why: copied when the options allow, else refused before anything is written."""
+        found: dict[str, str] = {}
+        for fqn in sorted(record):
+            first = placements[0].scan.variables[fqn]
+            if first.reason is not None:
+                continue
+            for place in placements:
+                scanned = place.scan.variables[fqn]
+                why = None
+                if scanned.reason is not None:
+                    why = f"{place.scan.url}: {scanned.reason}"
+                elif (scanned.chunks, scanned.filters, scanned.endian) != (first.chunks, first.filters, first.endian):
+                    why = (
+                        f"{place.scan.url} stores {fqn} in chunks {scanned.chunks} with {_chain(scanned)}, "
+                        f"{placements[0].scan.url} in {first.chunks} with {_chain(first)}"
+                    )
+                elif first.chunks and place.offset % first.chunks[0]:
+                    previous = placements[place.index - 1]
+                    why = (
+                        f"{previous.scan.url} holds {previous.records} records, not a whole number of chunks of "
+                        f"{first.chunks[0]}: {fqn}'s records do not fit a regular chunk grid"
+                    )
+                if why is not None:
+                    found[fqn] = why
+                    break
+        if found and not self.options.copy_mismatched:
+            raise CopyError(
+                "the files cannot be referenced as one dataset; nothing was written (--copy-mismatched copies "
+                "these variables):\n  " + "\n  ".join(f"{fqn}: {why}" for fqn, why in found.items())
+            )
+        return found
+
+    def _variable(self, session: Session, variable: Variable, place: _Placement) -> None:
+        scanned = place.scan.variables[variable.fqn]
         array = session.array(variable)
-        shape = array.shape
+        local = _local_shape(array.shape, place, variable.fqn in self.record)
+        shift = place.offset // array.chunks[0] if place.offset else 0
         before = len(self.rows)
         for coords, offset, length in scanned.refs:
-            if _straddles(coords, array.chunks, scanned.extent, shape):
+            if _straddles(coords, array.chunks, scanned.extent, local):
                 # netcdf-c reads fill beyond the dataset's end, the chunk holds what HDF5 padded it with
-                scanned.inline[coords] = "a chunk across the end of an HDF5 dataset shorter than its dimension"
+                why = "a chunk across the end of an HDF5 dataset shorter than its dimension"
+                self._inline(session, variable, place, coords, local, why)
             else:
-                self.rows.append((array.chunk_key(coords), index, offset, length))
+                self.rows.append((array.chunk_key(_shifted(coords, shift)), place.index, offset, length))
         self.report.referenced[variable.fqn] = self.report.referenced.get(variable.fqn, 0) + len(self.rows) - before
         for coords, why in scanned.inline.items():
-            region = _region(coords, array.chunks, shape)
-            session.write(variable, region, scan.source.read(_find(scan.source.dataset, variable.fqn), region))
-            self.report.inlined.setdefault(variable.fqn, why)
-        self._fill_unallocated(session, variable, scan, scanned)
+            self._inline(session, variable, place, coords, local, why)
+        self._fill_unallocated(session, variable, place, local)
 
-    def _fill_unallocated(self, session: Session, variable: Variable, scan: FileScan, scanned: VariableChunks) -> None:
+    def _inline(
+        self, session: Session, variable: Variable, place: _Placement, coords: Coords, local: tuple[int, ...], why: str
+    ) -> None:
+        """Copy one chunk of a file's variable into the target."""
+        array = session.array(variable)
+        region = _region(coords, array.chunks, local)
+        values = place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), region)
+        session.write(variable, _moved(region, place.offset), values)
+        self.report.inlined.setdefault(variable.fqn, why)
+
+    def _fill_unallocated(self, session: Session, variable: Variable, place: _Placement, local: tuple[int, ...]) -> None:
         """Chunks the file never stored read as its fill value (HDF5's, as netcdf-c reads
         it): left out when that is the Zarr fill value, else copied."""
         array = session.array(variable)
+        scanned = place.scan.variables[variable.fqn]
         stored = {coords for coords, _, _ in scanned.refs} | set(scanned.inline)
-        missing = [c for c in _grid(array.shape, array.chunks) if c not in stored] if array.shape else []
-        if not array.shape and not stored:
+        missing = [c for c in _grid(local, array.chunks) if c not in stored] if local else []
+        if not local and not stored:
             missing = [()]
-        if not missing or 0 in array.shape:
+        if not missing or 0 in local:
             return
-        original = _find(scan.source.dataset, variable.fqn)
-        region = _region(missing[0], array.chunks, array.shape)
-        in_file = scan.source.read(original, region)
-        if _same(session.read(variable, region), in_file):
+        original = _find(place.scan.source.dataset, variable.fqn)
+        region = _region(missing[0], array.chunks, local)
+        in_file = place.scan.source.read(original, region)
+        if _same(session.read(variable, _moved(region, place.offset)), in_file):
             return
         fill = in_file.reshape(-1)[:1].reshape(())
         for coords in missing:
-            region = _region(coords, array.chunks, array.shape)
+            region = _moved(_region(coords, array.chunks, local), place.offset)
             session.write(variable, region, np.broadcast_to(fill, [s.stop - s.start for s in region]))
         self.report.inlined.setdefault(variable.fqn, "unallocated chunks whose fill value is not the Zarr fill value")
 
-    def _copy(self, session: Session, variable: Variable, scan: FileScan, why: str) -> None:
-        original = _find(scan.source.dataset, variable.fqn)
+    def _copy(self, session: Session, variable: Variable, place: _Placement, why: str) -> None:
+        """Copy a file's values of a variable (its records, for a record variable) into the target."""
+        original = _find(place.scan.source.dataset, variable.fqn)
         array = session.array(variable)
-        shape = array.shape
-        step = max(1, (64 << 20) // max(1, math.prod(shape[1:]) * max(1, array.dtype.itemsize))) if shape else 1
-        if not shape:
-            session.write(variable, (), scan.source.read(original, ()))
+        local = _local_shape(array.shape, place, variable.fqn in self.record)
+        step = max(1, (64 << 20) // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
+        if not local:
+            session.write(variable, (), place.scan.source.read(original, ()))
         else:
-            for start in range(0, shape[0], step):
-                region = (slice(start, min(start + step, shape[0])), *(slice(0, n) for n in shape[1:]))
-                session.write(variable, region, scan.source.read(original, region))
+            for start in range(0, local[0], step):
+                region = (slice(start, min(start + step, local[0])), *(slice(0, n) for n in local[1:]))
+                session.write(variable, _moved(region, place.offset), place.scan.source.read(original, region))
         self.report.copied[variable.fqn] = why
 
-    def _verify(self, session: Session, table: ReferenceTable) -> dict[str, str]:
-        """Read one referenced chunk of each variable through the references and compare it
-        with the file; the variables (FQN: key prefix) whose chunk differs."""
-        view = ReferenceStore(table, base=self.store, storage_options=self.storage_options)
+    def _verify(self, table: ReferenceTable, placed: Mapping[str, list[_Placement]], copied: set[str]) -> dict[str, str]:
+        """Read one referenced chunk of each variable (in the first and the last file) through
+        the references and compare it with the file; the variables (FQN: key prefix) whose
+        chunk differs."""
+        view = ReferenceStore(table, base=self.store, storage_options=self.options.storage_options)
         check = Session.open(view, self.convention, read_only=True)
         failed: dict[str, str] = {}
-        scan = self.scans[0]
         for variable in _variables(check.dataset):
-            scanned = scan.variables[variable.fqn]
-            if scanned.reason is not None or not scanned.refs:
+            if variable.fqn in copied:
                 continue
             array = check.array(variable)
-            region = _region(scanned.refs[0][0], array.chunks, array.shape)
-            try:
-                through = check.read(variable, region)
-            except NCZarrError as exc:
-                log.info("%s: %s does not decode through its references: %s", scan.url, variable.fqn, exc)
-                through = None
-            if through is None or not _same(through, scan.source.read(_find(scan.source.dataset, variable.fqn), region)):
-                prefix = array.chunk_key(scanned.refs[0][0]).rpartition("/")[0] + "/"
-                failed[variable.fqn] = prefix
-                self.report.referenced.pop(variable.fqn, None)
+            for place in {id(p): p for p in (placed[variable.fqn][0], placed[variable.fqn][-1])}.values():
+                scanned = place.scan.variables[variable.fqn]
+                if scanned.reason is not None or not scanned.refs:
+                    continue
+                region = _region(scanned.refs[0][0], array.chunks, _local_shape(array.shape, place, variable.fqn in self.record))
+                try:
+                    through = check.read(variable, _moved(region, place.offset))
+                except NCZarrError as exc:
+                    log.info("%s: %s does not decode through its references: %s", place.scan.url, variable.fqn, exc)
+                    through = None
+                expected = place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), region)
+                if through is None or not _same(through, expected):
+                    failed[variable.fqn] = array.chunk_key(scanned.refs[0][0]).rpartition("/")[0] + "/"
+                    self.report.referenced.pop(variable.fqn, None)
+                    break
         return failed
+
+
+#: The attributes that say how stored values become a user's: files that differ in one of
+#: them would decode differently through one set of metadata.
+DECODING_ATTRIBUTES = (
+    "scale_factor", "add_offset", "_FillValue", "missing_value", "valid_min", "valid_max", "valid_range", "_Unsigned"
+)
+
+
+def combine_records(scans: Sequence[FileScan]) -> tuple[Dataset, set[str], list[_Placement]]:
+    """The combined tree of many files along the record dimension (the first unlimited
+    dimension of the root group), the FQNs of its record variables, and where each file's
+    records go. Files must agree on everything but their number of records: the same
+    variables, types and dimensions, and the same attributes that decode values (packing,
+    fills, valid ranges); else CopyError names the file and what differs."""
+    first = scans[0]
+    tree: Dataset = _copy.deepcopy(first.source.dataset)
+    unlimited = [d for d in tree.dimensions if d.unlimited]
+    record = {v.fqn for v in _variables(tree) if unlimited and _first_dimension(v) == unlimited[0].fqn}
+    if len(scans) == 1:
+        size = unlimited[0].size if unlimited else 0
+        return tree, record, [_Placement(0, first, 0, size)]
+    if not unlimited:
+        raise CopyError(f"{first.url} has no unlimited dimension in its root group to combine the files along")
+    dimension = unlimited[0]
+    placements: list[_Placement] = []
+    offset = 0
+    for index, scan in enumerate(scans):
+        problems = _disagreements(first, scan, dimension.fqn)
+        if problems:
+            raise CopyError(
+                f"{scan.url} does not match {first.url}; nothing was written:\n  " + "\n  ".join(problems)
+            )
+        records = next(d.size for d in scan.source.dataset.dimensions if d.fqn == dimension.fqn)
+        placements.append(_Placement(index, scan, offset, records))
+        offset += records
+    dimension.size = offset
+    return tree, record, placements
+
+
+def _first_dimension(variable: Variable) -> str | None:
+    if not variable.dimensions or isinstance(variable.dimensions[0], int) or variable.group is None:
+        return None
+    found = resolve_dimension(variable.group, variable.dimensions[0])
+    return found.fqn if found is not None else None
+
+
+def _disagreements(first: FileScan, other: FileScan, record: str) -> list[str]:
+    """What ``other`` has otherwise than ``first``, but the length of the record dimension."""
+    mine, theirs = first.source.dataset, other.source.dataset
+    sizes = {d.fqn: (d.size, d.unlimited) for g in mine.walk() for d in g.dimensions}
+    other_sizes = {d.fqn: (d.size, d.unlimited) for g in theirs.walk() for d in g.dimensions}
+    problems = [
+        f"dimension {fqn}: {_said(other_sizes.get(fqn))}, not {_said(sizes.get(fqn))}"
+        for fqn in sorted(set(sizes) | set(other_sizes))
+        if fqn != record and sizes.get(fqn) != other_sizes.get(fqn)
+    ]
+    variables = {v.fqn: v for v in _variables(mine)}
+    other_variables = {v.fqn: v for v in _variables(theirs)}
+    problems += [
+        f"variable {fqn}: {'missing' if fqn in variables else 'not in the first file'}"
+        for fqn in sorted(set(variables) ^ set(other_variables))
+    ]
+    for fqn in sorted(set(variables) & set(other_variables)):
+        a, b = variables[fqn], other_variables[fqn]
+        if (str(a.type), list(a.dimensions)) != (str(b.type), list(b.dimensions)):
+            problems.append(f"variable {fqn}: {b.type} {tuple(b.dimensions)}, not {a.type} {tuple(a.dimensions)}")
+        if _file_dtype(first, a) != _file_dtype(other, b):
+            problems.append(f"variable {fqn}: stored as {_file_dtype(other, b)}, not {_file_dtype(first, a)}")
+        for name in DECODING_ATTRIBUTES:
+            x, y = a.find_attribute(name), b.find_attribute(name)
+            if _values(x) != _values(y):
+                problems.append(f"variable {fqn}: {name} is {_values(y)}, not {_values(x)} (the values would decode wrong)")
+    return problems
+
+
+def _said(size: tuple[int, bool] | None) -> str:
+    return "absent" if size is None else f"{size[0]}{' (unlimited)' if size[1] else ''}"
+
+
+def _values(attribute: object) -> object:
+    values = getattr(attribute, "values", None)
+    return None if attribute is None else np.asarray(values).tolist() if not isinstance(values, str) else values
+
+
+def _chain(scanned: VariableChunks) -> str:
+    return " + ".join(name.removeprefix("numcodecs.") for name, _ in scanned.filters) or "no filters"
+
+
+def _local_shape(shape: tuple[int, ...], place: _Placement, record: bool) -> tuple[int, ...]:
+    """A variable's shape in one file: the file's records along the record dimension."""
+    return (place.records, *shape[1:]) if record and shape else shape
+
+
+def _shifted(coords: Coords, shift: int) -> Coords:
+    return (coords[0] + shift, *coords[1:]) if shift else coords
+
+
+def _moved(region: Hyperslab, offset: int) -> Hyperslab:
+    if not offset or not region:
+        return region
+    first = region[0]
+    return (slice(first.start + offset, first.stop + offset), *region[1:])
 
 
 # -- the public functions -------------------------------------------------------------------
@@ -524,9 +696,7 @@ def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
 def _build(
     scans: Sequence[FileScan], store: Store, format_name: str, report: VirtualReport, options: VirtualOptions
 ) -> ReferenceTable:
-    if len(scans) > 1:
-        raise CopyError("virtualizing many files is not available yet")
-    return _Builder(store, scans, format_name, report, options.storage_options).build()
+    return _Builder(store, scans, format_name, report, options).build()
 
 
 def virtualize(

@@ -21,25 +21,31 @@ from nczarr.errors import CodecError, NCZarrError, ReadOnlyError, StaleReference
 from nczarr.store import open_store
 from nczarr.store.references import ReferenceStore
 
+#: What ncrcat adds to the files it concatenates (the oracle of combined files).
+NCRCAT_ATTRIBUTES = frozenset({"history", "nco_openmp_thread_number", "cell_methods", "NCO"})
 
-def assert_same(virtual: str, original: str) -> None:
-    """Every variable's values, mask and attributes, every group, as netCDF4 reads the file."""
+
+def assert_same(virtual: str, original: str, *, ignore: frozenset[str] = frozenset()) -> None:
+    """Every variable's values, mask and attributes (but those named in ``ignore``), every
+    group, as netCDF4 reads the file."""
     with nczarr.Dataset(virtual) as ours, netCDF4.Dataset(original) as theirs:
-        _same_group(ours, theirs)
+        _same_group(ours, theirs, ignore)
 
 
-def _same_group(ours, theirs) -> None:
+def _attributes(node, ignore: frozenset[str]) -> dict:
+    return {k: _attr(node.getncattr(k)) for k in node.ncattrs() if k not in ignore}
+
+
+def _same_group(ours, theirs, ignore: frozenset[str] = frozenset()) -> None:
     assert sorted(ours.dimensions) == sorted(theirs.dimensions)
     for name, dim in theirs.dimensions.items():
         assert len(ours.dimensions[name]) == len(dim), name
         assert ours.dimensions[name].isunlimited() == dim.isunlimited()
-    assert {k: _attr(theirs.getncattr(k)) for k in theirs.ncattrs()} == {k: _attr(ours.getncattr(k)) for k in ours.ncattrs()}
+    assert _attributes(theirs, ignore) == _attributes(ours, ignore)
     assert sorted(ours.variables) == sorted(theirs.variables)
     for name, variable in theirs.variables.items():
         mine = ours.variables[name]
-        assert {k: _attr(variable.getncattr(k)) for k in variable.ncattrs()} == {
-            k: _attr(mine.getncattr(k)) for k in mine.ncattrs()
-        }, name
+        assert _attributes(variable, ignore) == _attributes(mine, ignore), name
         expected, got = variable[...], mine[...]
         if np.ma.isMaskedArray(expected) or np.ma.isMaskedArray(got):
             assert np.array_equal(np.ma.getmaskarray(expected), np.ma.getmaskarray(got)), name
@@ -54,7 +60,7 @@ def _same_group(ours, theirs) -> None:
             assert e.tobytes() == np.asarray(g).astype(e.dtype).tobytes(), name
     assert sorted(ours.groups) == sorted(theirs.groups)
     for name, group in theirs.groups.items():
-        _same_group(ours.groups[name], group)
+        _same_group(ours.groups[name], group, ignore)
 
 
 def _attr(value):
@@ -315,3 +321,66 @@ def test_kerchunk_export_read_by_nczarr(netcdf4_file, netcdf3_file, tmp_path):
     assert_same(out, netcdf3_file)
     with pytest.raises(NCZarrError, match="Zarr v2"):
         export_kerchunk([netcdf4_file], str(tmp_path / "v3.parq"), VirtualOptions(format="NCZARR"))
+
+
+def _records_file(path: str, start: int, count: int, *, scale: float = 0.5, format: str = "NETCDF4", chunk: int = 2) -> str:
+    with netCDF4.Dataset(path, "w", format=format) as d:
+        d.createDimension("t", None)
+        d.createDimension("x", 4)
+        netcdf4 = format == "NETCDF4"
+        d.createVariable("t", "f8", ("t",), **({"chunksizes": (1,)} if netcdf4 else {}))[:] = np.arange(start, start + count)
+        v = d.createVariable("v", "i2", ("t", "x"), **({"zlib": True, "chunksizes": (chunk, 4)} if netcdf4 else {}))
+        v.scale_factor = scale
+        v[:] = np.arange(start * 4, (start + count) * 4).reshape(count, 4) * scale
+        d.createVariable("lat", "f4", ("x",))[:] = [1, 2, 3, 4]
+    return path
+
+
+def _ncrcat(paths: list[str], out: str) -> str:
+    subprocess.run(["ncrcat", "-O", *paths, out], check=True)
+    return out
+
+
+@pytest.mark.parametrize("format", ["NETCDF4", "NETCDF3_CLASSIC", "NETCDF3_64BIT_DATA"])
+def test_many_files_along_the_record_dimension(tmp_path, format):
+    counts = (2, 4, 1)  # every file but the last a whole number of chunks of 2
+    paths, start = [], 0
+    for i, count in enumerate(counts):
+        paths.append(_records_file(str(tmp_path / f"f{i}.nc"), start, count, format=format))
+        start += count
+    target = str(tmp_path / "v.zarr")
+    report = virtualize(paths, target, VirtualOptions(workers=2))
+    assert not report.copied and report.referenced["/lat"] == 1
+    assert_same(target, _ncrcat(paths, str(tmp_path / "all.nc")), ignore=NCRCAT_ATTRIBUTES)
+    with nczarr.Dataset(target) as d:
+        assert len(d.dimensions["t"]) == 7
+
+
+def test_many_files_refused_before_anything_is_written(tmp_path):
+    first = _records_file(str(tmp_path / "a.nc"), 0, 2)
+    packed = _records_file(str(tmp_path / "b.nc"), 2, 2, scale=0.25)
+    target = str(tmp_path / "v.zarr")
+    with pytest.raises(NCZarrError, match=r"(?s)b\.nc.*scale_factor is \[0\.25\], not \[0\.5\]"):
+        virtualize([first, packed], target)
+    assert not os.path.exists(target)
+    odd = _records_file(str(tmp_path / "c.nc"), 2, 3)
+    last = _records_file(str(tmp_path / "d.nc"), 5, 2)
+    with pytest.raises(NCZarrError, match=r"c\.nc holds 3 records.*regular chunk grid"):
+        virtualize([first, odd, last], target)
+    assert not os.path.exists(target)
+    other = str(tmp_path / "e.nc")
+    with netCDF4.Dataset(other, "w") as d:
+        d.createDimension("t", None)
+    with pytest.raises(NCZarrError, match=r"(?s)e\.nc does not match.*dimension /x: absent"):
+        virtualize([first, other], target)
+    assert main(["virtualize", first, other, target]) != 0
+    assert not os.path.exists(target)
+
+
+def test_many_files_mismatches_copied(tmp_path):
+    paths = [_records_file(str(tmp_path / "a.nc"), 0, 2), _records_file(str(tmp_path / "b.nc"), 2, 3)]
+    paths.append(_records_file(str(tmp_path / "c.nc"), 5, 2, chunk=1))
+    target = str(tmp_path / "v.zarr")
+    report = virtualize(paths, target, VirtualOptions(copy_mismatched=True))
+    assert "c.nc stores /v in chunks (1, 4)" in report.copied["/v"] and "/t" in report.referenced
+    assert_same(target, _ncrcat(paths, str(tmp_path / "all.nc")), ignore=NCRCAT_ATTRIBUTES)
