@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     virtualize.add_argument(
         "--copy-mismatched", action="store_true",
-        help="copy the variables whose files disagree (packing, types, fills, chunks, lengths) instead of refusing",
+        help="copy the record variables whose files cannot share one chunk grid (chunks, codecs, lengths) instead of refusing",
     )
     virtualize.add_argument("--workers", type=int, default=4, metavar="N", help="files scanned at once (default 4)")
     virtualize.add_argument("--report", action="store_true", help="print what was referenced, inlined or copied")

@@ -68,6 +68,10 @@ log = logging.getLogger(__name__)
 
 #: The size a contiguous variable's chunks are cut to: a point read fetches no more.
 CONTIGUOUS_CHUNK_BYTES = 1 << 20
+#: A record variable holding at most this many bytes in each file is copied when its files
+#: cannot share one chunk grid: the time coordinate of a file of few records (netCDF's
+#: default chunks of 1-D record variables hold 512 or more) costs less to copy than to refuse.
+SMALL_BYTES = 64 << 10
 #: Chunk coordinates on a variable's grid.
 Coords = tuple[int, ...]
 
@@ -76,13 +80,17 @@ Coords = tuple[int, ...]
 class VirtualOptions:
     """``format``: the target's convention (NCZARR; kerchunk exports default to ZARR_V2,
     what kerchunk's readers expect); ``contiguous_chunk_bytes``: the chunks contiguous data
-    is cut into; ``copy_mismatched``: variables whose files disagree (packing, types, fill
-    values, chunk shapes, lengths off the chunk grid) are copied into the target instead of
-    refused; ``workers``: files scanned at once; ``progress``: show a tqdm bar."""
+    is cut into; ``copy_mismatched``: record variables whose files cannot share one chunk
+    grid (chunk shapes, codecs, records off the grid) are copied into the target instead of
+    refused (files that differ in packing, types or fills are always refused: one set of
+    metadata would decode some wrong), and so are, always, those of at most ``small_bytes`` in each file (coordinates
+    such as time, whose netCDF default chunks are longer than a file's records);
+    ``workers``: files scanned at once; ``progress``: show a tqdm bar."""
 
     format: str | None = None
     contiguous_chunk_bytes: int = CONTIGUOUS_CHUNK_BYTES
     copy_mismatched: bool = False
+    small_bytes: int = SMALL_BYTES
     workers: int = 4
     progress: bool = False
     storage_options: dict[str, object] = field(default_factory=dict)
@@ -332,11 +340,18 @@ def _find(tree: Dataset, fqn: str) -> Variable:
     return next(v for v in _variables(tree) if v.fqn == fqn)
 
 
-def _file_dtype(scan: FileScan, variable: Variable) -> np.dtype:
+def _file_layout(scan: FileScan, variable: Variable) -> tuple[np.dtype, tuple[int, ...]]:
+    """A variable's data type and shape in its file."""
     if isinstance(scan.source, Hdf5Reader):
-        return np.dtype(scan.source.h5dataset(variable).dtype)
+        h5ds = scan.source.h5dataset(variable)
+        return np.dtype(h5ds.dtype), tuple(h5ds.shape)
     assert isinstance(scan.source, Netcdf3Reader)
-    return scan.source.byte_layout(variable)[2]
+    _, shape, dtype, _, _ = scan.source.byte_layout(variable)
+    return dtype, shape
+
+
+def _file_dtype(scan: FileScan, variable: Variable) -> np.dtype:
+    return _file_layout(scan, variable)[0]
 
 
 def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> Iterator[Coords]:
@@ -455,12 +470,19 @@ class _Builder:
                 if why is not None:
                     found[fqn] = why
                     break
-        if found and not self.options.copy_mismatched:
+        refused = {fqn: why for fqn, why in found.items() if self._file_bytes(tree, fqn, placements) > self.options.small_bytes}
+        if refused and not self.options.copy_mismatched:
             raise CopyError(
                 "the files cannot be referenced as one dataset; nothing was written (--copy-mismatched copies "
-                "these variables):\n  " + "\n  ".join(f"{fqn}: {why}" for fqn, why in found.items())
+                "these variables):\n  " + "\n  ".join(f"{fqn}: {why}" for fqn, why in refused.items())
             )
         return found
+
+    def _file_bytes(self, tree: Dataset, fqn: str, placements: list[_Placement]) -> int:
+        """The most bytes a record variable holds in one file."""
+        scan = placements[0].scan
+        dtype, shape = _file_layout(scan, _find(scan.source.dataset, fqn))
+        return max(p.records for p in placements) * math.prod(shape[1:]) * dtype.itemsize
 
     def _variable(self, session: Session, variable: Variable, place: _Placement) -> None:
         scanned = place.scan.variables[variable.fqn]
