@@ -72,6 +72,8 @@ CONTIGUOUS_CHUNK_BYTES = 1 << 20
 #: cannot share one chunk grid: the time coordinate of a file of few records (netCDF's
 #: default chunks of 1-D record variables hold 512 or more) costs less to copy than to refuse.
 SMALL_BYTES = 64 << 10
+#: The values copied at once.
+COPY_BLOCK_BYTES = 64 << 20
 #: Chunk coordinates on a variable's grid.
 Coords = tuple[int, ...]
 
@@ -425,11 +427,11 @@ class _Builder:
             for variable in _variables(tree):
                 reasons = (p.scan.variables[variable.fqn].reason for p in placed[variable.fqn])
                 whole = mismatched.get(variable.fqn) or next((why for why in reasons if why), None)
+                if whole is not None:
+                    self._copy_all(session, variable, placed[variable.fqn], whole)
+                    continue
                 for place in placed[variable.fqn]:
-                    if whole is not None:
-                        self._copy(session, variable, place, whole)
-                    else:
-                        self._variable(session, variable, place)
+                    self._variable(session, variable, place)
             session.flush()
             table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
             failed = self._verify(table, placed, set(mismatched))
@@ -539,13 +541,29 @@ class _Builder:
         original = _find(place.scan.source.dataset, variable.fqn)
         array = session.array(variable)
         local = _local_shape(array.shape, place, variable.fqn in self.record)
-        step = max(1, (64 << 20) // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
+        step = max(1, COPY_BLOCK_BYTES // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
         if not local:
             session.write(variable, (), place.scan.source.read(original, ()))
         else:
             for start in range(0, local[0], step):
                 region = (slice(start, min(start + step, local[0])), *(slice(0, n) for n in local[1:]))
                 session.write(variable, _moved(region, place.offset), place.scan.source.read(original, region))
+        self.report.copied[variable.fqn] = why
+
+    def _copy_all(self, session: Session, variable: Variable, places: list[_Placement], why: str) -> None:
+        """Copy a variable from every file: at once when it is small (many files' records
+        then fill a chunk in one write, not one rewrite of the chunk per file)."""
+        array = session.array(variable)
+        local = [_local_shape(array.shape, p, variable.fqn in self.record) for p in places]
+        if len(places) == 1 or sum(math.prod(s) for s in local) * max(1, array.dtype.itemsize) > COPY_BLOCK_BYTES:
+            for place in places:
+                self._copy(session, variable, place, why)
+            return
+        parts = [
+            place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), tuple(slice(0, n) for n in shape))
+            for place, shape in zip(places, local)
+        ]
+        session.write(variable, tuple(slice(0, n) for n in array.shape), np.concatenate(parts))
         self.report.copied[variable.fqn] = why
 
     def _verify(self, table: ReferenceTable, placed: Mapping[str, list[_Placement]], copied: set[str]) -> dict[str, str]:
