@@ -140,6 +140,8 @@ class ReferenceTable(Mapping[str, Reference]):
         self.length = np.asarray(length, np.int64)
         if len(self.source) and (self.source.min() < 0 or self.source.max() >= len(self.sources)):
             raise StoreError("a reference table names a source it does not list")
+        if len(self.offset) and (self.offset.min() < 0 or self.length.min() < 0):
+            raise StoreError("a reference table holds a negative offset or length")
         self._rows = {key: row for row, key in enumerate(self.keys_)}
 
     @classmethod
@@ -242,11 +244,11 @@ def _reference(value: object, key: str) -> Reference:
     if isinstance(value, list | tuple) and value and isinstance(value[0], str):
         if len(value) == 1:
             return (value[0],)
-        if len(value) == 3 and all(isinstance(v, int | np.integer) for v in value[1:]):
+        if len(value) == 3 and all(isinstance(v, int | np.integer) and v >= 0 for v in value[1:]):
             return (value[0], int(value[1]), int(value[2]))
     if isinstance(value, dict):  # a metadata document kept as JSON
         return json.dumps(value).encode("utf-8")
-    raise StoreError(f"the reference of {key!r} is neither bytes, [url] nor [url, offset, length]: {value!r}")
+    raise StoreError(f"the reference of {key!r} is neither bytes, [url] nor [url, offset ≥ 0, length ≥ 0]: {value!r}")
 
 
 class _KerchunkParquet(Mapping[str, Reference]):
@@ -444,7 +446,7 @@ class ReferenceStore(Store):
                 fd = os.open(local_path(url), os.O_RDONLY)
                 self._files[url] = fd
         if length is None:
-            length = os.fstat(fd).st_size - offset
+            length = max(0, os.fstat(fd).st_size - offset)
         return os.pread(fd, length, offset)
 
     # -- the Store interface ----------------------------------------------------------------

@@ -246,6 +246,22 @@ def test_broken_kerchunk_references(tmp_path):
     bad.write_text("not json")
     with pytest.raises(NCZarrError, match="kerchunk"):
         nczarr.Dataset(str(bad))
+    array = {"shape": [2], "chunks": [2], "dtype": "<i4", "fill_value": 0, "order": "C", "filters": None,
+             "compressor": None, "zarr_format": 2}
+    for reference, message in (([str(tmp_path / "gone.nc"), 0, 8], "cannot read the source"), (["x.nc", -4, 8], "offset")):
+        refs = {".zgroup": '{"zarr_format": 2}', "a/.zarray": json.dumps(array), "a/.zattrs": '{"_ARRAY_DIMENSIONS": ["x"]}',
+                "a/0": reference}
+        bad.write_text(json.dumps({"version": 1, "refs": refs}))
+        with pytest.raises(NCZarrError, match=message), nczarr.Dataset(str(bad)) as d:
+            d["a"][:]
+
+
+def test_corrupt_reference_table(sample, tmp_path):
+    target = tmp_path / "v.zarr"
+    virtualize([sample], str(target))
+    (target / ".references" / "sources.json").write_text('{"sources": [{"url": 5}]}')
+    with pytest.raises(NCZarrError, match="reference"):
+        nczarr.Dataset(str(target))
 
 
 if __name__ == "__main__":
