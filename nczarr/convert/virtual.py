@@ -72,6 +72,8 @@ CONTIGUOUS_CHUNK_BYTES = 1 << 20
 #: cannot share one chunk grid: the time coordinate of a file of few records (netCDF's
 #: default chunks of 1-D record variables hold 512 or more) costs less to copy than to refuse.
 SMALL_BYTES = 64 << 10
+#: The source files a build holds open at once.
+OPEN_FILES = 8
 #: The values copied at once.
 COPY_BLOCK_BYTES = 64 << 20
 #: Chunk coordinates on a variable's grid.
@@ -138,24 +140,47 @@ class VariableChunks:
     #: the shape of the data in the file, when shorter than the variable (an HDF5 dataset
     #: along an unlimited dimension other variables grew)
     extent: tuple[int, ...] | None = None
+    #: the data type and shape of the data in the file
+    dtype: np.dtype = field(default_factory=lambda: np.dtype("u1"))
+    shape: tuple[int, ...] = ()
 
 
 @dataclass
 class FileScan:
-    """One source file: its tree, its storage settings and its variables' chunks."""
+    """One source file: its tree, its storage settings and its variables' chunks. The file
+    is closed after the scan (HDF5 slows down with every file held open: h5py's close looks
+    at every open object) and opened again by ``source`` when values must be read."""
 
     url: str
     identity: SourceIdentity
-    source: DatasetSource
+    tree: Dataset
+    storage: dict[str, VariableStorage]
     variables: dict[str, VariableChunks]
+    options: VirtualOptions = field(default_factory=lambda: VirtualOptions(), repr=False)
+    _reader: DatasetSource | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> DatasetSource:
+        """The file open for reading (opened again when it was closed)."""
+        if self._reader is None:
+            self._reader = _open(self.url, self.options)
+        return self._reader
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def _open(url: str, options: VirtualOptions) -> DatasetSource:
+    return _sources.open_source(url) if "://" not in url else _remote_source(url, options)
 
 
 def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
-    """Open the netCDF file at ``path`` and find every variable's chunks (the file stays
-    open in the scan's ``source`` for what must be copied)."""
+    """Find every variable's chunks in the netCDF file at ``path``."""
     url = os.path.abspath(path) if "://" not in path else path
     identity = source_identity(url, options.storage_options)
-    source = _sources.open_source(path) if "://" not in path else _remote_source(url, options)
+    source = _open(url, options)
     try:
         if isinstance(source, Hdf5Reader):
             found = {v.fqn: _hdf5_chunks(source, v, options) for v in _variables(source.dataset)}
@@ -163,10 +188,11 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
             found = {v.fqn: _netcdf3_chunks(source, v, options) for v in _variables(source.dataset)}
         else:
             raise CopyError(f"{path}: not a netCDF-3 or netCDF-4/HDF5 file (a Zarr store needs no references)")
-    except BaseException:
+        for variable in _variables(source.dataset):
+            found[variable.fqn].dtype, found[variable.fqn].shape = _file_layout(source, variable)
+    finally:
         source.close()
-        raise
-    return FileScan(url, identity, source, found)
+    return FileScan(url, identity, source.dataset, source.storage, found, options)
 
 
 def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
@@ -342,18 +368,14 @@ def _find(tree: Dataset, fqn: str) -> Variable:
     return next(v for v in _variables(tree) if v.fqn == fqn)
 
 
-def _file_layout(scan: FileScan, variable: Variable) -> tuple[np.dtype, tuple[int, ...]]:
+def _file_layout(source: DatasetSource, variable: Variable) -> tuple[np.dtype, tuple[int, ...]]:
     """A variable's data type and shape in its file."""
-    if isinstance(scan.source, Hdf5Reader):
-        h5ds = scan.source.h5dataset(variable)
+    if isinstance(source, Hdf5Reader):
+        h5ds = source.h5dataset(variable)
         return np.dtype(h5ds.dtype), tuple(h5ds.shape)
-    assert isinstance(scan.source, Netcdf3Reader)
-    _, shape, dtype, _, _ = scan.source.byte_layout(variable)
+    assert isinstance(source, Netcdf3Reader)
+    _, shape, dtype, _, _ = source.byte_layout(variable)
     return dtype, shape
-
-
-def _file_dtype(scan: FileScan, variable: Variable) -> np.dtype:
-    return _file_layout(scan, variable)[0]
 
 
 def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> Iterator[Coords]:
@@ -409,6 +431,16 @@ class _Builder:
         self.report = report
         self.rows: list[tuple[str, int, int, int]] = []
         self.record: set[str] = set()
+        self._open: dict[int, FileScan] = {}
+
+    def _source(self, scan: FileScan) -> DatasetSource:
+        """``scan``'s file, open; the files opened longest ago are closed beyond a few."""
+        self._open.pop(id(scan), None)
+        self._open[id(scan)] = scan
+        while len(self._open) > OPEN_FILES:
+            oldest = next(iter(self._open))
+            self._open.pop(oldest).close()
+        return scan.source
 
     def build(self) -> ReferenceTable:
         tree, record, placements = combine_records(self.scans)
@@ -420,8 +452,8 @@ class _Builder:
         storage = {}
         for variable in _variables(tree):
             scanned = first.variables[variable.fqn]
-            original = first.source.storage.get(variable.fqn, VariableStorage())
-            storage[variable.fqn] = _storage(scanned, original, _file_dtype(first, variable), zarr_format)
+            original = first.storage.get(variable.fqn, VariableStorage())
+            storage[variable.fqn] = _storage(scanned, original, scanned.dtype, zarr_format)
         session = Session.create(self.store, tree, self.convention, storage)
         try:
             for variable in _variables(tree):
@@ -483,7 +515,7 @@ class _Builder:
     def _file_bytes(self, tree: Dataset, fqn: str, placements: list[_Placement]) -> int:
         """The most bytes a record variable holds in one file."""
         scan = placements[0].scan
-        dtype, shape = _file_layout(scan, _find(scan.source.dataset, fqn))
+        dtype, shape = scan.variables[fqn].dtype, scan.variables[fqn].shape
         return max(p.records for p in placements) * math.prod(shape[1:]) * dtype.itemsize
 
     def _variable(self, session: Session, variable: Variable, place: _Placement) -> None:
@@ -510,7 +542,7 @@ class _Builder:
         """Copy one chunk of a file's variable into the target."""
         array = session.array(variable)
         region = _region(coords, array.chunks, local)
-        values = place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), region)
+        values = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
         session.write(variable, _moved(region, place.offset), values)
         self.report.inlined.setdefault(variable.fqn, why)
 
@@ -525,9 +557,9 @@ class _Builder:
             missing = [()]
         if not missing or 0 in local:
             return
-        original = _find(place.scan.source.dataset, variable.fqn)
+        original = _find(place.scan.tree, variable.fqn)
         region = _region(missing[0], array.chunks, local)
-        in_file = place.scan.source.read(original, region)
+        in_file = self._source(place.scan).read(original, region)
         if _same(session.read(variable, _moved(region, place.offset)), in_file):
             return
         fill = in_file.reshape(-1)[:1].reshape(())
@@ -538,16 +570,16 @@ class _Builder:
 
     def _copy(self, session: Session, variable: Variable, place: _Placement, why: str) -> None:
         """Copy a file's values of a variable (its records, for a record variable) into the target."""
-        original = _find(place.scan.source.dataset, variable.fqn)
+        original = _find(place.scan.tree, variable.fqn)
         array = session.array(variable)
         local = _local_shape(array.shape, place, variable.fqn in self.record)
         step = max(1, COPY_BLOCK_BYTES // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
         if not local:
-            session.write(variable, (), place.scan.source.read(original, ()))
+            session.write(variable, (), self._source(place.scan).read(original, ()))
         else:
             for start in range(0, local[0], step):
                 region = (slice(start, min(start + step, local[0])), *(slice(0, n) for n in local[1:]))
-                session.write(variable, _moved(region, place.offset), place.scan.source.read(original, region))
+                session.write(variable, _moved(region, place.offset), self._source(place.scan).read(original, region))
         self.report.copied[variable.fqn] = why
 
     def _copy_all(self, session: Session, variable: Variable, places: list[_Placement], why: str) -> None:
@@ -560,7 +592,7 @@ class _Builder:
                 self._copy(session, variable, place, why)
             return
         parts = [
-            place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), tuple(slice(0, n) for n in shape))
+            self._source(place.scan).read(_find(place.scan.tree, variable.fqn), tuple(slice(0, n) for n in shape))
             for place, shape in zip(places, local)
         ]
         session.write(variable, tuple(slice(0, n) for n in array.shape), np.concatenate(parts))
@@ -587,7 +619,7 @@ class _Builder:
                 except NCZarrError as exc:
                     log.info("%s: %s does not decode through its references: %s", place.scan.url, variable.fqn, exc)
                     through = None
-                expected = place.scan.source.read(_find(place.scan.source.dataset, variable.fqn), region)
+                expected = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
                 if through is None or not _same(through, expected):
                     failed[variable.fqn] = array.chunk_key(scanned.refs[0][0]).rpartition("/")[0] + "/"
                     self.report.referenced.pop(variable.fqn, None)
@@ -609,7 +641,7 @@ def combine_records(scans: Sequence[FileScan]) -> tuple[Dataset, set[str], list[
     variables, types and dimensions, and the same attributes that decode values (packing,
     fills, valid ranges); else CopyError names the file and what differs."""
     first = scans[0]
-    tree: Dataset = _copy.deepcopy(first.source.dataset)
+    tree: Dataset = _copy.deepcopy(first.tree)
     unlimited = [d for d in tree.dimensions if d.unlimited]
     record = {v.fqn for v in _variables(tree) if unlimited and _first_dimension(v) == unlimited[0].fqn}
     if len(scans) == 1:
@@ -626,7 +658,7 @@ def combine_records(scans: Sequence[FileScan]) -> tuple[Dataset, set[str], list[
             raise CopyError(
                 f"{scan.url} does not match {first.url}; nothing was written:\n  " + "\n  ".join(problems)
             )
-        records = next(d.size for d in scan.source.dataset.dimensions if d.fqn == dimension.fqn)
+        records = next(d.size for d in scan.tree.dimensions if d.fqn == dimension.fqn)
         placements.append(_Placement(index, scan, offset, records))
         offset += records
     dimension.size = offset
@@ -642,7 +674,7 @@ def _first_dimension(variable: Variable) -> str | None:
 
 def _disagreements(first: FileScan, other: FileScan, record: str) -> list[str]:
     """What ``other`` has otherwise than ``first``, but the length of the record dimension."""
-    mine, theirs = first.source.dataset, other.source.dataset
+    mine, theirs = first.tree, other.tree
     sizes = {d.fqn: (d.size, d.unlimited) for g in mine.walk() for d in g.dimensions}
     other_sizes = {d.fqn: (d.size, d.unlimited) for g in theirs.walk() for d in g.dimensions}
     problems = [
@@ -660,8 +692,9 @@ def _disagreements(first: FileScan, other: FileScan, record: str) -> list[str]:
         a, b = variables[fqn], other_variables[fqn]
         if (str(a.type), list(a.dimensions)) != (str(b.type), list(b.dimensions)):
             problems.append(f"variable {fqn}: {b.type} {tuple(b.dimensions)}, not {a.type} {tuple(a.dimensions)}")
-        if _file_dtype(first, a) != _file_dtype(other, b):
-            problems.append(f"variable {fqn}: stored as {_file_dtype(other, b)}, not {_file_dtype(first, a)}")
+        stored, other_stored = first.variables[fqn].dtype, other.variables[fqn].dtype
+        if stored != other_stored:
+            problems.append(f"variable {fqn}: stored as {other_stored}, not {stored}")
         for name in DECODING_ATTRIBUTES:
             x, y = a.find_attribute(name), b.find_attribute(name)
             if _values(x) != _values(y):
@@ -728,7 +761,7 @@ def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
         except BaseException:
             for future in futures:
                 if future.done() and future.exception() is None:
-                    future.result().source.close()
+                    future.result().close()
             raise
         return scans
 
@@ -771,7 +804,7 @@ def virtualize(
         raise
     finally:
         for found in scans:
-            found.source.close()
+            found.close()
     report.references = len(table)
     report.seconds = time.perf_counter() - started
     return report
@@ -805,7 +838,7 @@ def export_kerchunk(
         references.update(table)
     finally:
         for found in scans:
-            found.source.close()
+            found.close()
     if parquet:
         references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
         write_kerchunk_parquet(destination, references)
