@@ -387,3 +387,9 @@ def test_many_files_mismatches_copied(tmp_path):
     report = virtualize(paths, target, VirtualOptions(copy_mismatched=True, small_bytes=0))
     assert "c.nc stores /v in chunks (1, 4)" in report.copied["/v"] and "/t" in report.referenced
     assert_same(target, _ncrcat(paths, str(tmp_path / "all.nc")), ignore=NCRCAT_ATTRIBUTES)
+
+
+def test_progress_bar(tmp_path, capsys):
+    paths = [_records_file(str(tmp_path / f"f{i}.nc"), 2 * i, 2, format="NETCDF3_CLASSIC") for i in range(3)]
+    virtualize(paths, str(tmp_path / "v.zarr"), VirtualOptions(progress=True))
+    assert "3/3" in capsys.readouterr().err  # tqdm's count of files scanned

@@ -270,3 +270,16 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         for case, row in peer_table(folder).items():
             print(f"| {case} | " + " | ".join(row[p] for p in ("nczarr", "kerchunk", "virtualizarr")) + " |")
+
+
+def test_virtualizarr_references_read_by_nczarr(tmp_path):
+    path = str(tmp_path / "n3.nc")
+    with netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        d.createDimension("t", None)
+        d.createDimension("x", 3)
+        d.createVariable("a", "f8", ("t", "x"))[:] = np.arange(9.0).reshape(3, 3)
+        d.createVariable("b", "i4", ("t",))[:] = [7, 8, 9]
+    refs = _virtualizarr(path, str(tmp_path / "vz.json"))
+    with nczarr.Dataset(refs) as ours, netCDF4.Dataset(path) as theirs:
+        for name in theirs.variables:
+            assert np.array_equal(ours[name][:], theirs[name][:]), name
