@@ -223,6 +223,8 @@ def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions
         return VariableChunks(reason="variable-length data (strings, vlens) has no fixed bytes to reference")
     if any(h5py.check_vlen_dtype(dtype.fields[f][0]) is not None for f in dtype.names or ()):
         return VariableChunks(reason="variable-length members have no fixed bytes to reference")
+    if _padded(dtype):
+        return VariableChunks(reason="records with padding on disk (aligned members): Zarr's structured type has none")
     layout = plist.get_layout()
     if layout == h5py.h5d.COMPACT:
         return VariableChunks(reason="compact storage: the values are inside the HDF5 object header")
@@ -255,6 +257,16 @@ def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions
         return found
     offset = dsid.get_offset()
     return _contiguous(shape, dtype, endian, offset, options)
+
+
+def _padded(dtype: np.dtype) -> bool:
+    """Whether records of ``dtype`` have bytes that belong to no member (at any depth)."""
+    if dtype.fields is None:
+        return dtype.subdtype is not None and _padded(dtype.subdtype[0])
+    members = [dtype.fields[name] for name in dtype.names or ()]
+    packed = sum(member[0].itemsize for member in members) == dtype.itemsize
+    in_order = all(a[1] + a[0].itemsize == b[1] for a, b in itertools.pairwise(members))
+    return not (packed and in_order) or any(_padded(member[0]) for member in members)
 
 
 def _is_big(dtype: np.dtype) -> bool:

@@ -151,6 +151,8 @@ def test_netcdf4_every_case(netcdf4_file, tmp_path):
     assert report.referenced["/v"] == 9  # 3 x 3 chunks of (2, 4, 7) over (5, 10, 7)
     assert "/s" in report.copied and "/r" in report.copied  # strings and vlens have no fixed bytes
     assert "/short" in report.inlined  # the chunk past the end of its HDF5 dataset
+    assert {"/e", "/big", "/sc", "/c", "/packed"} <= set(report.referenced)  # enum, big-endian, scalar
+    assert "padding" in report.copied["/g/pairs"]  # HDF5 aligns the members: Zarr's records are packed
     with nczarr.Dataset(target) as d:
         assert d["v"].filters()["fletcher32"] and d["v"].filters()["zlib"]
         assert d["v"].chunking() == [2, 4, 7]
