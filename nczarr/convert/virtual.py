@@ -17,6 +17,7 @@ netcdf-c reads it: a chain that decodes differently is copied, never served wron
 
 from __future__ import annotations
 
+import array as arrays
 import copy as _copy
 import itertools
 import logging
@@ -417,6 +418,39 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b.astype(a.dtype), equal_nan=a.dtype.kind in "fc"))
 
 
+class _Rows:
+    """The references made so far, as columns (a million chunks take tens of MB)."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.source = arrays.array("i")
+        self.offset = arrays.array("q")
+        self.length = arrays.array("q")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, source: int, offset: int, length: int) -> None:
+        self.keys.append(key)
+        self.source.append(source)
+        self.offset.append(offset)
+        self.length.append(length)
+
+    def drop(self, prefixes: tuple[str, ...]) -> None:
+        """Forget the references of keys that start with one of ``prefixes``."""
+        keep = [i for i, key in enumerate(self.keys) if not key.startswith(prefixes)]
+        self.keys = [self.keys[i] for i in keep]
+        for name in ("source", "offset", "length"):
+            column = getattr(self, name)
+            setattr(self, name, arrays.array(column.typecode, (column[i] for i in keep)))
+
+    def table(self, sources: Sequence[SourceIdentity]) -> ReferenceTable:
+        return ReferenceTable(
+            sources, self.keys, np.frombuffer(self.source, np.int32), np.frombuffer(self.offset, np.int64),
+            np.frombuffer(self.length, np.int64),
+        )
+
+
 @dataclass
 class _Placement:
     """Where one file's records go in the combined dataset."""
@@ -441,7 +475,7 @@ class _Builder:
         self.scans = scans
         self.convention = make_convention(format_name)
         self.report = report
-        self.rows: list[tuple[str, int, int, int]] = []
+        self.rows = _Rows()
         self.record: set[str] = set()
         self._open: dict[int, FileScan] = {}
 
@@ -477,14 +511,14 @@ class _Builder:
                 for place in placed[variable.fqn]:
                     self._variable(session, variable, place)
             session.flush()
-            table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
+            table = self.rows.table([s.identity for s in self.scans])
             failed = self._verify(table, placed, set(mismatched))
             if failed:
-                self.rows = [row for row in self.rows if not any(row[0].startswith(prefix) for prefix in failed.values())]
+                self.rows.drop(tuple(failed.values()))
                 for fqn in failed:
                     for place in placed[fqn]:
                         self._copy(session, _find(tree, fqn), place, "references decode differently from the file")
-                table = ReferenceTable.from_rows([s.identity for s in self.scans], self.rows)
+                table = self.rows.table([s.identity for s in self.scans])
         finally:
             session.close()
         return table
@@ -542,7 +576,7 @@ class _Builder:
                 why = "a chunk across the end of an HDF5 dataset shorter than its dimension"
                 self._inline(session, variable, place, coords, local, why)
             else:
-                self.rows.append((array.chunk_key(_shifted(coords, shift)), place.index, offset, length))
+                self.rows.add(array.chunk_key(_shifted(coords, shift)), place.index, offset, length)
         self.report.referenced[variable.fqn] = self.report.referenced.get(variable.fqn, 0) + len(self.rows) - before
         for coords, why in scanned.inline.items():
             self._inline(session, variable, place, coords, local, why)
@@ -563,6 +597,8 @@ class _Builder:
         it): left out when that is the Zarr fill value, else copied."""
         array = session.array(variable)
         scanned = place.scan.variables[variable.fqn]
+        if len(scanned.refs) + len(scanned.inline) >= math.prod(-(-n // c) for n, c in zip(local, array.chunks)):
+            return  # every chunk stored (a scalar's one too)
         stored = {coords for coords, _, _ in scanned.refs} | set(scanned.inline)
         missing = [c for c in _grid(local, array.chunks) if c not in stored] if local else []
         if not local and not stored:

@@ -395,3 +395,19 @@ def test_progress_bar(tmp_path, capsys):
     paths = [_records_file(str(tmp_path / f"f{i}.nc"), 2 * i, 2, format="NETCDF3_CLASSIC") for i in range(3)]
     virtualize(paths, str(tmp_path / "v.zarr"), VirtualOptions(progress=True))
     assert "3/3" in capsys.readouterr().err  # tqdm's count of files scanned
+
+
+def test_references_that_decode_wrong_are_copied(netcdf3_file, tmp_path, monkeypatch):
+    """The check after referencing: a variable whose chunk read through the references
+    differs from the file is copied instead (here every comparison is made to fail)."""
+    from nczarr.convert import virtual
+
+    monkeypatch.setattr(virtual, "_same", lambda a, b: False)
+    target = str(tmp_path / "v.zarr")
+    report = virtualize([netcdf3_file], target)
+    assert not report.referenced and report.copied["/a"] == "references decode differently from the file"
+    monkeypatch.undo()
+    assert_same(target, netcdf3_file)
+    store = open_store(target)
+    assert len(store.references) == 0
+    store.close()
