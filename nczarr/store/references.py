@@ -324,10 +324,14 @@ def is_kerchunk(location: str, storage_options: Mapping[str, object] | None = No
         return path.lower().endswith(".json")
     try:
         with open(os.path.join(path, ".zmetadata"), "rb") as file:
-            document = json.load(file)
-    except (OSError, ValueError):
+            ends = file.read(4096)
+            file.seek(max(len(ends), os.fstat(file.fileno()).st_size - 4096))
+            ends += file.read()
+    except OSError:
         return False
-    return isinstance(document, dict) and "record_size" in document
+    # looked for at both ends (json.dumps puts the keys in order around "metadata"), not
+    # parsed: a Zarr store's consolidated .zmetadata is parsed once, by its reader
+    return b'"record_size"' in ends and b'"zarr_consolidated_format"' not in ends
 
 
 def kerchunk_value(reference: Reference) -> object:
