@@ -529,14 +529,12 @@ class _Builder:
         found: dict[str, str] = {}
         for fqn in sorted(record):
             first = placements[0].scan.variables[fqn]
-            if first.reason is not None:
-                continue
+            if any(place.scan.variables[fqn].reason is not None for place in placements):
+                continue  # copied from every file anyway (compact, vlen, no codec in one of them)
             for place in placements:
                 scanned = place.scan.variables[fqn]
                 why = None
-                if scanned.reason is not None:
-                    why = f"{place.scan.url}: {scanned.reason}"
-                elif (scanned.chunks, scanned.filters, scanned.endian) != (first.chunks, first.filters, first.endian):
+                if (scanned.chunks, _codec_names(scanned), scanned.endian) != (first.chunks, _codec_names(first), first.endian):
                     why = (
                         f"{place.scan.url} stores {fqn} in chunks {scanned.chunks} with {_chain(scanned)}, "
                         f"{placements[0].scan.url} in {first.chunks} with {_chain(first)}"
@@ -757,6 +755,11 @@ def _said(size: tuple[int, bool] | None) -> str:
 def _values(attribute: object) -> object:
     values = getattr(attribute, "values", None)
     return None if attribute is None else np.asarray(values).tolist() if not isinstance(values, str) else values
+
+
+def _codec_names(scanned: VariableChunks) -> list[str]:
+    """The codecs of a variable's chain (their levels do not change how they decode)."""
+    return [name for name, _ in scanned.filters]
 
 
 def _chain(scanned: VariableChunks) -> str:
