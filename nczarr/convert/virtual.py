@@ -237,6 +237,11 @@ def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions
         if codec is None:
             what = "szip" if code == HDF5_SZIP else f"HDF5 filter {code} ({name.decode(errors='replace')})"
             return VariableChunks(reason=f"{what} has no Zarr codec")
+        if codec[0] == "numcodecs.shuffle" and ("numcodecs.fletcher32", {}) in filters and 4 % dtype.itemsize:
+            # HDF5 shuffles the checksum's 4 bytes too, leaving the last ones where they are;
+            # the Zarr codec (numcodecs' as nczarr's) takes whole elements only
+            why = f"shuffle over the Fletcher-32 checksum with {dtype.itemsize}-byte elements has no Zarr codec"
+            return VariableChunks(reason=why)
         filters.append(codec)
     shape = h5ds.shape
     if layout == h5py.h5d.CHUNKED:
@@ -436,14 +441,6 @@ class _Rows:
         self.offset.append(offset)
         self.length.append(length)
 
-    def drop(self, prefixes: tuple[str, ...]) -> None:
-        """Forget the references of keys that start with one of ``prefixes``."""
-        keep = [i for i, key in enumerate(self.keys) if not key.startswith(prefixes)]
-        self.keys = [self.keys[i] for i in keep]
-        for name in ("source", "offset", "length"):
-            column = getattr(self, name)
-            setattr(self, name, arrays.array(column.typecode, (column[i] for i in keep)))
-
     def table(self, sources: Sequence[SourceIdentity]) -> ReferenceTable:
         return ReferenceTable(
             sources, self.keys, np.frombuffer(self.source, np.int32), np.frombuffer(self.offset, np.int64),
@@ -493,35 +490,72 @@ class _Builder:
         self.record = record
         first = self.scans[0]
         placed = {fqn: placements if fqn in record else placements[:1] for fqn in (v.fqn for v in _variables(tree))}
-        mismatched = self._mismatches(tree, record, placements)
+        whole = self._mismatches(tree, record, placements)
+        for fqn, places in placed.items():
+            why = next((p.scan.variables[fqn].reason for p in places if p.scan.variables[fqn].reason), None)
+            if why is not None:
+                whole.setdefault(fqn, why)
         zarr_format = self.convention.zarr_format
         storage = {}
         for variable in _variables(tree):
             scanned = first.variables[variable.fqn]
             original = first.storage.get(variable.fqn, VariableStorage())
             storage[variable.fqn] = _storage(scanned, original, scanned.dtype, zarr_format)
+        for fqn, why in self._check(tree, storage, placed, set(whole)).items():
+            whole[fqn] = why
+            storage[fqn] = replace(first.storage.get(fqn, VariableStorage()), codecs=None)  # nczarr's own chain
         session = Session.create(self.store, tree, self.convention, storage)
         try:
             for variable in _variables(tree):
-                reasons = (p.scan.variables[variable.fqn].reason for p in placed[variable.fqn])
-                whole = mismatched.get(variable.fqn) or next((why for why in reasons if why), None)
-                if whole is not None:
-                    self._copy_all(session, variable, placed[variable.fqn], whole)
+                if variable.fqn in whole:
+                    self._copy_all(session, variable, placed[variable.fqn], whole[variable.fqn])
                     continue
                 for place in placed[variable.fqn]:
                     self._variable(session, variable, place)
-            session.flush()
-            table = self.rows.table([s.identity for s in self.scans])
-            failed = self._verify(table, placed, set(mismatched))
-            if failed:
-                self.rows.drop(tuple(failed.values()))
-                for fqn in failed:
-                    for place in placed[fqn]:
-                        self._copy(session, _find(tree, fqn), place, "references decode differently from the file")
-                table = self.rows.table([s.identity for s in self.scans])
         finally:
             session.close()
-        return table
+        return self.rows.table([s.identity for s in self.scans])
+
+    def _check(
+        self, tree: Dataset, storage: Mapping[str, VariableStorage], placed: Mapping[str, list[_Placement]], copied: set[str]
+    ) -> dict[str, str]:
+        """Before anything is written: read one chunk of each variable to reference (in the
+        first and the last file) through its references, with the metadata the target will
+        have, and compare it with the file as netcdf-c reads it; the variables whose chunk
+        differs (or does not decode), with why."""
+        memory = MemoryStore()
+        planned = Session.create(memory, _copy.deepcopy(tree), self.convention, storage)
+        probes = _Rows()
+        checks: list[tuple[Variable, _Placement, Coords]] = []
+        for variable in _variables(planned.dataset):
+            if variable.fqn in copied:
+                continue
+            array = planned.array(variable)
+            for place in {id(p): p for p in (placed[variable.fqn][0], placed[variable.fqn][-1])}.values():
+                refs = place.scan.variables[variable.fqn].refs
+                if refs:
+                    shift = place.offset // array.chunks[0] if place.offset else 0
+                    probes.add(array.chunk_key(_shifted(refs[0][0], shift)), place.index, refs[0][1], refs[0][2])
+                    checks.append((variable, place, refs[0][0]))
+        planned.close()
+        table = probes.table([s.identity for s in self.scans])
+        view = ReferenceStore(table, base=memory, storage_options=self.options.storage_options)
+        reader = Session.open(view, self.convention, read_only=True)
+        failed: dict[str, str] = {}
+        for variable, place, coords in checks:
+            if variable.fqn in failed:
+                continue
+            array = reader.array(variable)
+            region = _region(coords, array.chunks, _local_shape(array.shape, place, variable.fqn in self.record))
+            expected = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
+            try:
+                same = _same(reader.read(variable, _moved(region, place.offset)), expected)
+            except NCZarrError as exc:
+                log.info("%s: %s does not decode through its references: %s", place.scan.url, variable.fqn, exc)
+                same = False
+            if not same:
+                failed[variable.fqn] = f"its chunks in {place.scan.url} decode differently through references than from the file"
+        return failed
 
     def _mismatches(self, tree: Dataset, record: set[str], placements: list[_Placement]) -> dict[str, str]:
         """The record variables whose files cannot share one chunk grid and codec chain, with
@@ -643,34 +677,6 @@ class _Builder:
         ]
         session.write(variable, tuple(slice(0, n) for n in array.shape), np.concatenate(parts))
         self.report.copied[variable.fqn] = why
-
-    def _verify(self, table: ReferenceTable, placed: Mapping[str, list[_Placement]], copied: set[str]) -> dict[str, str]:
-        """Read one referenced chunk of each variable (in the first and the last file) through
-        the references and compare it with the file; the variables (FQN: key prefix) whose
-        chunk differs."""
-        view = ReferenceStore(table, base=self.store, storage_options=self.options.storage_options)
-        check = Session.open(view, self.convention, read_only=True)
-        failed: dict[str, str] = {}
-        for variable in _variables(check.dataset):
-            if variable.fqn in copied:
-                continue
-            array = check.array(variable)
-            for place in {id(p): p for p in (placed[variable.fqn][0], placed[variable.fqn][-1])}.values():
-                scanned = place.scan.variables[variable.fqn]
-                if scanned.reason is not None or not scanned.refs:
-                    continue
-                region = _region(scanned.refs[0][0], array.chunks, _local_shape(array.shape, place, variable.fqn in self.record))
-                try:
-                    through = check.read(variable, _moved(region, place.offset))
-                except NCZarrError as exc:
-                    log.info("%s: %s does not decode through its references: %s", place.scan.url, variable.fqn, exc)
-                    through = None
-                expected = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
-                if through is None or not _same(through, expected):
-                    failed[variable.fqn] = array.chunk_key(scanned.refs[0][0]).rpartition("/")[0] + "/"
-                    self.report.referenced.pop(variable.fqn, None)
-                    break
-        return failed
 
 
 #: The attributes that say how stored values become a user's: files that differ in one of
