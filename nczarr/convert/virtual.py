@@ -908,10 +908,15 @@ def export_kerchunk(
 
 def recorded_sources(target: str | os.PathLike[str]) -> list[str]:
     """The source files of the virtual dataset at ``target``, in order (for a refresh)."""
+    return [s.url for s in _table(target).sources]
+
+
+def _table(target: str | os.PathLike[str]) -> ReferenceTable:
+    """The reference table of the virtual dataset at ``target``."""
     folder = os.fspath(target)
     if not has_table(folder):
         raise CopyError(f"{folder}: not a virtual dataset (no {TABLE_FOLDER} folder)")
-    return [s.url for s in ReferenceTable.read(os.path.join(folder, TABLE_FOLDER)).sources]
+    return ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
 
 
 def refresh(target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()) -> VirtualReport:
@@ -923,10 +928,8 @@ def refresh(target: str | os.PathLike[str], options: VirtualOptions = VirtualOpt
 def stale_sources(target: str | os.PathLike[str], storage_options: Mapping[str, object] | None = None) -> list[str]:
     """The sources of the virtual dataset at ``target`` that changed since it was made, each
     with how."""
-    folder = os.fspath(target)
-    table = ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
     stale = []
-    for recorded in table.sources:
+    for recorded in _table(target).sources:
         try:
             change = recorded.change(source_identity(recorded.url, storage_options))
         except NCZarrError as exc:
