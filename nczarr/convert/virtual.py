@@ -184,13 +184,17 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
     source = _open(url, options)
     try:
         if isinstance(source, Hdf5Reader):
-            found = {v.fqn: _hdf5_chunks(source, v, options) for v in _variables(source.dataset)}
+            found = {v.fqn: _hdf5_chunks(source, v, options, identity.size) for v in _variables(source.dataset)}
         elif isinstance(source, Netcdf3Reader):
-            found = {v.fqn: _netcdf3_chunks(source, v, options) for v in _variables(source.dataset)}
+            found = {v.fqn: _netcdf3_chunks(source, v, options, identity.size) for v in _variables(source.dataset)}
         else:
             raise CopyError(f"{path}: not a netCDF-3 or netCDF-4/HDF5 file (a Zarr store needs no references)")
         for variable in _variables(source.dataset):
             found[variable.fqn].dtype, found[variable.fqn].shape = _file_layout(source, variable)
+    except CopyError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise CopyError(f"{path}: {exc}") from exc
     finally:
         source.close()
     return FileScan(url, identity, source.dataset, source.storage, found, options)
@@ -213,7 +217,7 @@ def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
     return Hdf5Reader(url, file=file)
 
 
-def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions) -> VariableChunks:
+def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions, size: int) -> VariableChunks:
     import h5py
 
     h5ds = reader.h5dataset(variable)
@@ -262,7 +266,7 @@ def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions
                 record(dsid.get_chunk_info(n))
         return found
     offset = dsid.get_offset()
-    return _contiguous(shape, dtype, endian, offset, options)
+    return _contiguous(variable, shape, dtype, endian, offset, options, size)
 
 
 def _padded(dtype: np.dtype) -> bool:
@@ -304,11 +308,15 @@ def _codec_of_filter(code: int, values: Sequence[int], itemsize: int) -> tuple[s
 
 
 def _contiguous(
-    shape: tuple[int, ...], dtype: np.dtype, endian: str, offset: int | None, options: VirtualOptions
+    variable: Variable, shape: tuple[int, ...], dtype: np.dtype, endian: str, offset: int | None, options: VirtualOptions,
+    size: int,
 ) -> VariableChunks:
     """Contiguous values at ``offset`` (None: never written) cut into chunks of whole rows of
     the first dimension, about ``contiguous_chunk_bytes`` each; a last chunk shorter than
-    the others is copied (Zarr's chunks are all the same size)."""
+    the others is copied (Zarr's chunks are all the same size). CopyError when the values
+    would end beyond the file's ``size``."""
+    if offset is not None:
+        _check_within(variable, offset + math.prod(shape) * dtype.itemsize, size)
     if not shape:
         found = VariableChunks((), [], endian)
         if offset is not None:
@@ -328,15 +336,25 @@ def _contiguous(
     return found
 
 
-def _netcdf3_chunks(reader: Netcdf3Reader, variable: Variable, options: VirtualOptions) -> VariableChunks:
+def _check_within(variable: Variable, end: int, size: int) -> None:
+    """CopyError unless a variable's values, ending at byte ``end``, are inside the file."""
+    if end > size:
+        raise CopyError(f"file is truncated: {variable.fqn} needs {end} bytes, the file has {size}")
+
+
+def _netcdf3_chunks(reader: Netcdf3Reader, variable: Variable, options: VirtualOptions, size: int) -> VariableChunks:
     begin, shape, dtype, record, recsize = reader.byte_layout(variable)
     if not record:
-        return _contiguous(shape, dtype, "big", begin, options)
+        return _contiguous(variable, shape, dtype, "big", begin, options, size)
+    if shape[0]:
+        _check_within(variable, begin + (shape[0] - 1) * recsize + math.prod(shape[1:]) * dtype.itemsize, size)
     # records interleave: one chunk per record, the variable's part of it
-    size = math.prod(shape[1:]) * dtype.itemsize
+    part = math.prod(shape[1:]) * dtype.itemsize
     found = VariableChunks((1, *shape[1:]), [], "big")
+    if not part:  # no values to reference, however many records the header claims
+        return found
     for r in range(shape[0]):
-        found.refs.append(((r,) + (0,) * (len(shape) - 1), begin + r * recsize, size))
+        found.refs.append(((r,) + (0,) * (len(shape) - 1), begin + r * recsize, part))
     return found
 
 
@@ -631,19 +649,21 @@ class _Builder:
         scanned = place.scan.variables[variable.fqn]
         if len(scanned.refs) + len(scanned.inline) >= math.prod(-(-n // c) for n, c in zip(local, array.chunks)):
             return  # every chunk stored (a scalar's one too)
+        if 0 in local:
+            return
         stored = {coords for coords, _, _ in scanned.refs} | set(scanned.inline)
-        missing = [c for c in _grid(local, array.chunks) if c not in stored] if local else []
-        if not local and not stored:
-            missing = [()]
-        if not missing or 0 in local:
+        # looked at lazily: a sparse variable may have far more chunks unallocated than stored
+        missing = (c for c in _grid(local, array.chunks) if c not in stored)
+        first = next(missing, None)
+        if first is None:
             return
         original = _find(place.scan.tree, variable.fqn)
-        region = _region(missing[0], array.chunks, local)
+        region = _region(first, array.chunks, local)
         in_file = self._source(place.scan).read(original, region)
         if _same(session.read(variable, _moved(region, place.offset)), in_file):
             return
         fill = in_file.reshape(-1)[:1].reshape(())
-        for coords in missing:
+        for coords in itertools.chain([first], missing):
             region = _moved(_region(coords, array.chunks, local), place.offset)
             session.write(variable, region, np.broadcast_to(fill, [s.stop - s.start for s in region]))
         self.report.inlined.setdefault(variable.fqn, "unallocated chunks whose fill value is not the Zarr fill value")
