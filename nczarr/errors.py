@@ -230,6 +230,15 @@ class CopyError(NCZarrError, ValueError):
     """A copy that cannot be done as asked; nothing was written."""
 
 
+class CombineError(NCZarrError, ValueError):
+    """Sources that cannot be combined into one dataset (concatenated or merged): the file,
+    the variable and the difference are named; nothing was written."""
+
+
+class SourceChangedError(CombineError):
+    """A source changed since the job that is being resumed started."""
+
+
 # -- the syntax room: CDL and model text in and out ------------------------------------------
 
 
