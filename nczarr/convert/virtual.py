@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from nczarr.convert import sources as _sources
+from nczarr.convert.combine import COPY, CombineOptions, Conversion, plan_combine
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, HDF5_MAGIC, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
@@ -39,14 +40,14 @@ from nczarr.formats import convention as make_convention
 from nczarr.formats.session import Session
 from nczarr.model import Dataset, Variable, resolve_dimension
 from nczarr.store import MemoryStore, Store, open_store
+from nczarr.store.identity import SourceIdentity, source_identity
 from nczarr.store.references import (
     TABLE_FOLDER,
     Reference,
     ReferenceStore,
     ReferenceTable,
-    SourceIdentity,
+    change,
     has_table,
-    source_identity,
     write_kerchunk_json,
     write_kerchunk_parquet,
 )
@@ -474,6 +475,7 @@ class _Placement:
     scan: FileScan
     offset: int  # the first record's index along the record dimension
     records: int  # how many records the file holds
+    conversions: Mapping[str, Conversion] = field(default_factory=dict)  # values to convert, by FQN
 
 
 class _Builder:
@@ -504,11 +506,9 @@ class _Builder:
         return scan.source
 
     def build(self) -> ReferenceTable:
-        tree, record, placements = combine_records(self.scans)
+        tree, record, placed, converted = combine_records(self.scans, self.options)
         self.record = record
-        first = self.scans[0]
-        placed = {fqn: placements if fqn in record else placements[:1] for fqn in (v.fqn for v in _variables(tree))}
-        whole = self._mismatches(tree, record, placements)
+        whole = self._mismatches(tree, placed, converted)
         for fqn, places in placed.items():
             why = next((p.scan.variables[fqn].reason for p in places if p.scan.variables[fqn].reason), None)
             if why is not None:
@@ -516,12 +516,13 @@ class _Builder:
         zarr_format = self.convention.zarr_format
         storage = {}
         for variable in _variables(tree):
-            scanned = first.variables[variable.fqn]
-            original = first.storage.get(variable.fqn, VariableStorage())
+            holder = placed[variable.fqn][0].scan  # the first file that holds the variable
+            scanned = holder.variables[variable.fqn]
+            original = holder.storage.get(variable.fqn, VariableStorage())
             storage[variable.fqn] = _storage(scanned, original, scanned.dtype, zarr_format)
         for fqn, why in self._check(tree, storage, placed, set(whole)).items():
             whole[fqn] = why
-            storage[fqn] = replace(first.storage.get(fqn, VariableStorage()), codecs=None)  # nczarr's own chain
+            storage[fqn] = replace(placed[fqn][0].scan.storage.get(fqn, VariableStorage()), codecs=None)  # nczarr's own chain
         session = Session.create(self.store, tree, self.convention, storage)
         try:
             for variable in _variables(tree):
@@ -575,11 +576,13 @@ class _Builder:
                 failed[variable.fqn] = f"its chunks in {place.scan.url} decode differently through references than from the file"
         return failed
 
-    def _mismatches(self, tree: Dataset, record: set[str], placements: list[_Placement]) -> dict[str, str]:
-        """The record variables whose files cannot share one chunk grid and codec chain, with
-        why: copied when the options allow, else refused before anything is written."""
-        found: dict[str, str] = {}
-        for fqn in sorted(record):
+    def _mismatches(self, tree: Dataset, placed: Mapping[str, list[_Placement]], converted: Mapping[str, str]) -> dict[str, str]:
+        """The record variables whose files cannot share one chunk grid and codec chain, and
+        those whose values must be converted, with why: copied when the options allow (or
+        when small), else refused before anything is written."""
+        found: dict[str, str] = dict(converted)
+        for fqn in sorted(self.record - set(converted)):
+            placements = placed[fqn]
             first = placements[0].scan.variables[fqn]
             if any(place.scan.variables[fqn].reason is not None for place in placements):
                 continue  # copied from every file anyway (compact, vlen, no codec in one of them)
@@ -592,7 +595,7 @@ class _Builder:
                         f"{placements[0].scan.url} in {first.chunks} with {_chain(first)}"
                     )
                 elif first.chunks and place.offset % first.chunks[0]:
-                    previous = placements[place.index - 1]
+                    previous = placements[placements.index(place) - 1]
                     why = (
                         f"{previous.scan.url} holds {previous.records} records, not a whole number of chunks of "
                         f"{first.chunks[0]}: {fqn}'s records do not fit a regular chunk grid"
@@ -600,7 +603,7 @@ class _Builder:
                 if why is not None:
                     found[fqn] = why
                     break
-        refused = {fqn: why for fqn, why in found.items() if self._file_bytes(tree, fqn, placements) > self.options.small_bytes}
+        refused = {fqn: why for fqn, why in found.items() if self._file_bytes(fqn, placed[fqn]) > self.options.small_bytes}
         if refused and not self.options.copy_mismatched:
             raise CopyError(
                 "the files cannot be referenced as one dataset; nothing was written (--copy-mismatched copies "
@@ -608,7 +611,7 @@ class _Builder:
             )
         return found
 
-    def _file_bytes(self, tree: Dataset, fqn: str, placements: list[_Placement]) -> int:
+    def _file_bytes(self, fqn: str, placements: list[_Placement]) -> int:
         """The most bytes a record variable holds in one file."""
         scan = placements[0].scan
         dtype, shape = scan.variables[fqn].dtype, scan.variables[fqn].shape
@@ -675,11 +678,12 @@ class _Builder:
         local = _local_shape(array.shape, place, variable.fqn in self.record)
         step = max(1, COPY_BLOCK_BYTES // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
         if not local:
-            session.write(variable, (), self._source(place.scan).read(original, ()))
+            session.write(variable, (), _converted(place, variable, self._source(place.scan).read(original, ())))
         else:
             for start in range(0, local[0], step):
                 region = (slice(start, min(start + step, local[0])), *(slice(0, n) for n in local[1:]))
-                session.write(variable, _moved(region, place.offset), self._source(place.scan).read(original, region))
+                values = _converted(place, variable, self._source(place.scan).read(original, region))
+                session.write(variable, _moved(region, place.offset), values)
         self.report.copied[variable.fqn] = why
 
     def _copy_all(self, session: Session, variable: Variable, places: list[_Placement], why: str) -> None:
@@ -691,96 +695,59 @@ class _Builder:
             for place in places:
                 self._copy(session, variable, place, why)
             return
-        parts = [
-            self._source(place.scan).read(_find(place.scan.tree, variable.fqn), tuple(slice(0, n) for n in shape))
-            for place, shape in zip(places, local)
-        ]
+        parts = []
+        for place, shape in zip(places, local):
+            values = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), tuple(slice(0, n) for n in shape))
+            parts.append(_converted(place, variable, values))
         session.write(variable, tuple(slice(0, n) for n in array.shape), np.concatenate(parts))
         self.report.copied[variable.fqn] = why
 
 
-#: The attributes that say how stored values become a user's: files that differ in one of
-#: them would decode differently through one set of metadata.
-DECODING_ATTRIBUTES = (
-    "scale_factor", "add_offset", "_FillValue", "missing_value", "valid_min", "valid_max", "valid_range", "_Unsigned"
-)
-
-
-def combine_records(scans: Sequence[FileScan]) -> tuple[Dataset, set[str], list[_Placement]]:
-    """The combined tree of many files along the record dimension (the first unlimited
-    dimension of the root group), the FQNs of its record variables, and where each file's
-    records go. Files must agree on everything but their number of records: the same
-    variables, types and dimensions, and the same attributes that decode values (packing,
-    fills, valid ranges); else CopyError names the file and what differs."""
+def combine_records(
+    scans: Sequence[FileScan], options: VirtualOptions
+) -> tuple[Dataset, set[str], dict[str, list[_Placement]], dict[str, str]]:
+    """The combined tree, its record variables, where each variable's values come from
+    (the files' records at their offsets; one file for the others) and the variables whose
+    values must be converted (packing, fill values, units that differ: values, not bytes),
+    with why. Many files follow the archive copy's plan (``convert/combine.py``: its checks,
+    its messages); one file is its own plan."""
     first = scans[0]
-    tree: Dataset = _copy.deepcopy(first.tree)
-    unlimited = [d for d in tree.dimensions if d.unlimited]
-    record = {v.fqn for v in _variables(tree) if unlimited and _first_dimension(v) == unlimited[0].fqn}
     if len(scans) == 1:
-        size = unlimited[0].size if unlimited else 0
-        return tree, record, [_Placement(0, first, 0, size)]
-    if not unlimited:
-        raise CopyError(f"{first.url} has no unlimited dimension in its root group to combine the files along")
-    dimension = unlimited[0]
-    placements: list[_Placement] = []
-    offset = 0
-    for index, scan in enumerate(scans):
-        problems = _disagreements(first, scan, dimension.fqn)
-        if problems:
-            raise CopyError(
-                f"{scan.url} does not match {first.url}; nothing was written:\n  " + "\n  ".join(problems)
-            )
-        records = next(d.size for d in scan.tree.dimensions if d.fqn == dimension.fqn)
-        placements.append(_Placement(index, scan, offset, records))
-        offset += records
-    dimension.size = offset
-    return tree, record, placements
+        tree: Dataset = _copy.deepcopy(first.tree)
+        unlimited = next((d for d in tree.dimensions if d.unlimited), None)
+        record = {v.fqn for v in _variables(tree) if unlimited is not None and _starts_with(v, unlimited.fqn)}
+        placement = _Placement(0, first, 0, unlimited.size if unlimited is not None else 0)
+        return tree, record, {v.fqn: [placement] for v in _variables(tree)}, {}
+    plan = plan_combine([scan.url for scan in scans], CombineOptions(storage_options=options.storage_options))
+    index = {scan.url: i for i, scan in enumerate(scans)}
+    placements = [
+        _Placement(index[part.location], scans[index[part.location]], part.record_offset, part.record_length, part.conversions)
+        for part in plan.sources
+    ]
+    placed = {fqn: [placements[i] for i in variable.sources] for fqn, variable in plan.variables.items()}
+    converted = {
+        fqn: f"its values must be converted ({', '.join(sorted(variable.outcomes))}): "
+        + ", ".join(sorted({placements[i].scan.url for i in variable.sources if fqn in placements[i].conversions}))
+        + f" store them otherwise than {first.url}"
+        for fqn, variable in plan.variables.items()
+        if variable.outcomes != {COPY}
+    }
+    record = {fqn for fqn, variable in plan.variables.items() if variable.record}
+    return plan.dataset, record, placed, converted
 
 
-def _first_dimension(variable: Variable) -> str | None:
+def _starts_with(variable: Variable, dimension: str) -> bool:
+    """Whether ``variable``'s first dimension is the dimension of FQN ``dimension``."""
     if not variable.dimensions or isinstance(variable.dimensions[0], int) or variable.group is None:
-        return None
+        return False
     found = resolve_dimension(variable.group, variable.dimensions[0])
-    return found.fqn if found is not None else None
+    return found is not None and found.fqn == dimension
 
 
-def _disagreements(first: FileScan, other: FileScan, record: str) -> list[str]:
-    """What ``other`` has otherwise than ``first``, but the length of the record dimension."""
-    mine, theirs = first.tree, other.tree
-    sizes = {d.fqn: (d.size, d.unlimited) for g in mine.walk() for d in g.dimensions}
-    other_sizes = {d.fqn: (d.size, d.unlimited) for g in theirs.walk() for d in g.dimensions}
-    problems = [
-        f"dimension {fqn}: {_said(other_sizes.get(fqn))}, not {_said(sizes.get(fqn))}"
-        for fqn in sorted(set(sizes) | set(other_sizes))
-        if fqn != record and sizes.get(fqn) != other_sizes.get(fqn)
-    ]
-    variables = {v.fqn: v for v in _variables(mine)}
-    other_variables = {v.fqn: v for v in _variables(theirs)}
-    problems += [
-        f"variable {fqn}: {'missing' if fqn in variables else 'not in the first file'}"
-        for fqn in sorted(set(variables) ^ set(other_variables))
-    ]
-    for fqn in sorted(set(variables) & set(other_variables)):
-        a, b = variables[fqn], other_variables[fqn]
-        if (str(a.type), list(a.dimensions)) != (str(b.type), list(b.dimensions)):
-            problems.append(f"variable {fqn}: {b.type} {tuple(b.dimensions)}, not {a.type} {tuple(a.dimensions)}")
-        stored, other_stored = first.variables[fqn].dtype, other.variables[fqn].dtype
-        if stored != other_stored:
-            problems.append(f"variable {fqn}: stored as {other_stored}, not {stored}")
-        for name in DECODING_ATTRIBUTES:
-            x, y = a.find_attribute(name), b.find_attribute(name)
-            if _values(x) != _values(y):
-                problems.append(f"variable {fqn}: {name} is {_values(y)}, not {_values(x)} (the values would decode wrong)")
-    return problems
-
-
-def _said(size: tuple[int, bool] | None) -> str:
-    return "absent" if size is None else f"{size[0]}{' (unlimited)' if size[1] else ''}"
-
-
-def _values(attribute: object) -> object:
-    values = getattr(attribute, "values", None)
-    return None if attribute is None else np.asarray(values).tolist() if not isinstance(values, str) else values
+def _converted(place: _Placement, variable: Variable, values: np.ndarray) -> np.ndarray:
+    """A file's raw values as the combined dataset stores them (the plan's conversion)."""
+    conversion = place.conversions.get(variable.fqn)
+    return conversion.apply(values) if conversion is not None else values
 
 
 def _codec_names(scanned: VariableChunks) -> list[str]:
@@ -928,7 +895,7 @@ def export_kerchunk(
 
 def recorded_sources(target: str | os.PathLike[str]) -> list[str]:
     """The source files of the virtual dataset at ``target``, in order (for a refresh)."""
-    return [s.url for s in _table(target).sources]
+    return [s.location for s in _table(target).sources]
 
 
 def _table(target: str | os.PathLike[str]) -> ReferenceTable:
@@ -951,11 +918,11 @@ def stale_sources(target: str | os.PathLike[str], storage_options: Mapping[str, 
     stale = []
     for recorded in _table(target).sources:
         try:
-            change = recorded.change(source_identity(recorded.url, storage_options))
+            how = change(recorded, source_identity(recorded.location, storage_options))
         except NCZarrError as exc:
-            change = str(exc)
-        if change is not None:
-            stale.append(f"{recorded.url}: {change}")
+            how = str(exc)
+        if how is not None:
+            stale.append(f"{recorded.location}: {how}")
     return stale
 
 

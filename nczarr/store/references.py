@@ -16,14 +16,14 @@ import builtins
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from nczarr.errors import MissingExtraError, StaleReferenceError, StoreError
 from nczarr.store.base import ByteRange, Store, slice_range
+from nczarr.store.identity import SourceIdentity, source_identity
 
 #: A kerchunk reference: inline bytes, a whole file ``(url,)``, or ``(url, offset, length)``.
 Reference = bytes | tuple[str] | tuple[str, int, int]
@@ -38,35 +38,13 @@ TABLE_VERSION = 1
 PARQUET_RECORD_SIZE = 100_000
 
 
-@dataclass(frozen=True)
-class SourceIdentity:
-    """What identifies the version of a source file that references point into: its size,
-    and its modification time (local files, filesystems without ETags) or ETag."""
-
-    url: str
-    size: int
-    mtime: float | None = None
-    etag: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {"url": self.url, "size": self.size, "mtime": self.mtime, "etag": self.etag}
-
-    @classmethod
-    def from_json(cls, document: Mapping[str, object]) -> SourceIdentity:
-        url, size, mtime, etag = (document.get(k) for k in ("url", "size", "mtime", "etag"))
-        if not isinstance(url, str) or not isinstance(size, int):
-            raise StoreError(f"a reference source needs a url and a size, not {dict(document)!r}")
-        return cls(url, size, float(mtime) if isinstance(mtime, int | float) else None, etag if isinstance(etag, str) else None)
-
-    def change(self, now: SourceIdentity) -> str | None:
-        """How ``now`` differs from this identity (None: it does not)."""
-        if now.size != self.size:
-            return f"its size is {now.size} bytes, was {self.size}"
-        if self.etag is not None and now.etag is not None and now.etag != self.etag:
-            return f"its ETag is {now.etag}, was {self.etag}"
-        if self.etag is None and self.mtime is not None and now.mtime != self.mtime:
-            return f"it was modified (mtime {now.mtime}, was {self.mtime})"
-        return None
+def change(recorded: SourceIdentity, now: SourceIdentity) -> str | None:
+    """How a source's identity ``now`` differs from the one ``recorded`` (None: it does not)."""
+    if now.size != recorded.size:
+        return f"its size is {now.size} bytes, was {recorded.size}"
+    if now.stamp != recorded.stamp:
+        return f"its modification time or ETag is {now.stamp}, was {recorded.stamp}"
+    return None
 
 
 def is_local(url: str) -> bool:
@@ -76,32 +54,6 @@ def is_local(url: str) -> bool:
 
 def local_path(url: str) -> str:
     return url.removeprefix("file://") if url.startswith("file://") else url
-
-
-def source_identity(url: str, storage_options: Mapping[str, object] | None = None) -> SourceIdentity:
-    """The identity of the file at ``url`` now: os.stat for a local file, the filesystem's
-    ``info`` (ETag where it has one) for an fsspec URL."""
-    if is_local(url):
-        try:
-            stat = os.stat(local_path(url))
-        except OSError as exc:
-            raise StoreError(f"cannot read the source {url!r}: {exc.strerror or exc}") from exc
-        return SourceIdentity(url, stat.st_size, stat.st_mtime)
-    fs, path = _filesystem(url, storage_options)
-    try:
-        info = fs.info(path)
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"cannot read the source {url!r}: {exc}") from exc
-    etag = info.get("ETag") or info.get("etag") or info.get("md5Hash")
-    mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified") or info.get("created")
-    if mtime is not None and not isinstance(mtime, int | float):
-        mtime = _timestamp(mtime)
-    return SourceIdentity(url, int(info.get("size") or 0), mtime, str(etag).strip('"') if etag else None)
-
-
-def _timestamp(value: object) -> float | None:
-    stamp = getattr(value, "timestamp", None)
-    return float(stamp()) if callable(stamp) else None
 
 
 def _filesystem(url: str, storage_options: Mapping[str, object] | None) -> tuple[Any, str]:
@@ -144,17 +96,9 @@ class ReferenceTable(Mapping[str, Reference]):
             raise StoreError("a reference table holds a negative offset or length")
         self._rows = {key: row for row, key in enumerate(self.keys_)}
 
-    @classmethod
-    def from_rows(cls, sources: Sequence[SourceIdentity], rows: Iterable[tuple[str, int, int, int]]) -> ReferenceTable:
-        """A table from rows ``(key, source index, offset, length)``."""
-        listed = list(rows)
-        keys = [row[0] for row in listed]
-        columns = np.array([row[1:] for row in listed], np.int64).reshape(-1, 3)
-        return cls(sources, keys, columns[:, 0], columns[:, 1], columns[:, 2])
-
     def __getitem__(self, key: str) -> Reference:
         row = self._rows[key]
-        return (self.sources[self.source[row]].url, int(self.offset[row]), int(self.length[row]))
+        return (self.sources[self.source[row]].location, int(self.offset[row]), int(self.length[row]))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys_)
@@ -166,11 +110,7 @@ class ReferenceTable(Mapping[str, Reference]):
         return key in self._rows
 
     def identities(self) -> dict[str, SourceIdentity]:
-        return {source.url: source for source in self.sources}
-
-    def with_sources(self, sources: Sequence[SourceIdentity]) -> ReferenceTable:
-        """The same references with the sources' identities replaced (a refresh)."""
-        return ReferenceTable(sources, self.keys_, self.source, self.offset, self.length)
+        return {source.location: source for source in self.sources}
 
     # -- in a store's folder ----------------------------------------------------------------
     def write(self, folder: str) -> None:
@@ -200,7 +140,10 @@ class ReferenceTable(Mapping[str, Reference]):
         try:
             with open(os.path.join(folder, _SOURCES), "rb") as file:
                 document = json.load(file)
-            sources = [SourceIdentity.from_json(s) for s in document["sources"]]
+            listed = document["sources"]
+            if not all(isinstance(s, dict) and isinstance(s.get("size"), int) and "location" in s for s in listed):
+                raise StoreError(f"the reference table in {folder!r} lists a source without a location and size")
+            sources = [SourceIdentity.from_json(s) for s in listed]
             if os.path.isfile(os.path.join(folder, _PARQUET)):
                 frame = _read_parquet(os.path.join(folder, _PARQUET))
                 columns = (frame[name].to_numpy() for name in ("source", "offset", "length"))
@@ -419,10 +362,10 @@ class ReferenceStore(Store):
             now = source_identity(url, self.storage_options)
         except StoreError as exc:
             raise StaleReferenceError(f"the source {url!r} of {self.name!r} is gone: {exc}") from exc
-        change = recorded.change(now)
-        if change is not None:
+        how = change(recorded, now)
+        if how is not None:
             raise StaleReferenceError(
-                f"the source {url!r} changed since {self.name!r} referenced it ({change}): "
+                f"the source {url!r} changed since {self.name!r} referenced it ({how}): "
                 "refusing to read it; refresh the references (nczarr virtualize --refresh)"
             )
         self._checked.add(url)
