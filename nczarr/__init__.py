@@ -31,6 +31,8 @@ def __getattr__(name: str) -> object:
 
     if name == "grammar_path":  # where the CDL and model-text grammars are (nczarr.syntax)
         return importlib.import_module("nczarr.syntax.grammars").grammar_path
+    if name == "virtualize":  # netCDF files as a dataset of references (nczarr.convert.virtual)
+        return importlib.import_module("nczarr.convert.virtual").virtualize
     if name in ("api", "utils"):
         return importlib.import_module(f"nczarr.{name}")
     if name in _API_NAMES:
@@ -45,7 +47,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path"})
+    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path", "virtualize"})
 
 
-__all__ = ["NCZarrError", "__version__", "grammar_path", *sorted(_API_NAMES)]
+__all__ = ["NCZarrError", "__version__", "grammar_path", "virtualize", *sorted(_API_NAMES)]

@@ -48,6 +48,11 @@ class ConcurrentWriteError(StoreError):
     their change."""
 
 
+class StaleReferenceError(StoreError):
+    """A reference into a source file that changed (size, modification time or ETag) since
+    the references were made: its bytes may no longer be those referenced."""
+
+
 class InvalidModeError(NCZarrError, ValueError):
     """An open mode that is not one nczarr accepts."""
 
@@ -229,6 +234,15 @@ class MissingExtraError(NCZarrError, ImportError):
 
 class CopyError(NCZarrError, ValueError):
     """A copy that cannot be done as asked; nothing was written."""
+
+
+class CombineError(NCZarrError, ValueError):
+    """Sources that cannot be combined into one dataset (concatenated or merged): the file,
+    the variable and the difference are named; nothing was written."""
+
+
+class SourceChangedError(CombineError):
+    """A source changed since the job that is being resumed started."""
 
 
 # -- the syntax room: CDL and model text in and out ------------------------------------------

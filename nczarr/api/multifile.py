@@ -8,9 +8,7 @@ member. Data are read only from the members a selection covers.
 from __future__ import annotations
 
 import datetime
-import glob
 import os
-import pathlib
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,7 +25,7 @@ from nczarr.errors import (
     SelectionError,
     StoreError,
 )
-from nczarr.formats.location import parse_location
+from nczarr.formats.location import local_matches, parse_location
 from nczarr.values.indexing import normalise
 
 if TYPE_CHECKING:
@@ -53,19 +51,14 @@ def _file_list(files: str | Sequence[str | os.PathLike]) -> list:
 
 
 def _matches(pattern: str) -> list[str]:
-    """The members a glob pattern names, sorted: paths, or for a netcdf-c URL
-    (``file:///d/x*.file#mode=zarr,file``) file URLs, each with the pattern's fragment. A remote
-    netcdf-c URL (``s3://bucket/key#mode=nczarr``) is one member: object stores are not globbed."""
-    location = parse_location(pattern)
-    if not location.local:
-        if not location.mode and pattern.startswith("http"):
+    """The members a glob pattern names, sorted (see :func:`local_matches`). A remote netcdf-c
+    URL (``s3://bucket/key#mode=nczarr``) is one member: object stores are not globbed."""
+    found = local_matches(pattern)
+    if found is None:
+        if not parse_location(pattern).mode and pattern.startswith("http"):
             raise ArgumentError("cannot using file globbing for remote (OPeNDAP) datasets")
         return [pattern]
-    found = sorted(glob.glob(location.target))
-    if location.target == pattern:
-        return found
-    fragment = f"#{location.fragment}" if location.fragment else ""
-    return [pathlib.Path(os.path.abspath(path)).as_uri() + fragment for path in found]
+    return found
 
 
 def _walk_groups(groups: dict) -> Iterator[Any]:

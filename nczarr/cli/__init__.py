@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from nczarr._version import __version__
-from nczarr.cli import copy, dump, gen, info, validate, zom
+from nczarr.cli import copy, dump, gen, info, validate, virtualize, zom
 from nczarr.cli.shared import DEBUG_VARIABLE, Interrupts, NewOutput, describe, fail, silence_stdout
 
 __all__ = ["build_parser", "main"]
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help=f"show the traceback of an error (or set {DEBUG_VARIABLE}=1)"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (info, validate, dump, gen, copy, zom):
+    for command in (info, validate, dump, gen, copy, virtualize, zom):
         command.add_parser(sub)
     return parser
 

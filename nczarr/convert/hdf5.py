@@ -9,10 +9,11 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import numpy as np
 
+from nczarr.convert.signatures import HDF5_MAGIC
 from nczarr.errors import DatasetNotFoundError, Hdf5Error, MissingExtraError, NCZarrError
 from nczarr.formats.tree import canonical_type_ref, raw_fqn
 from nczarr.model import (
@@ -51,6 +52,9 @@ from nczarr.values.types import (
     value_dtype,
 )
 
+if TYPE_CHECKING:
+    import h5py
+
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'nczarr[hdf5]'"
@@ -80,7 +84,7 @@ NON_COORD = "_nc4_non_coord_"
 #: How the NAME of netcdf-c's dimension scale that is no variable begins.
 DIMENSION_ONLY = b"This is a netCDF dimension but not a netCDF variable"
 #: netCDF4's Blosc compression names by the compressor code in the HDF5 filter's parameters.
-_BLOSC_NAMES = {code: name for name, code in BLOSC_CODES.items()}
+BLOSC_NAME_OF_CODE = {code: name for name, code in BLOSC_CODES.items()}
 #: netCDF4's compression names by the HDF5 filter of each (Blosc's by its parameters).
 _COMPRESSION_OF = {HDF5_DEFLATE: "zlib", HDF5_BZIP2: "bzip2", HDF5_ZSTD: "zstd"}
 # A guess of the bytes one value of a variable-length type takes in memory.
@@ -166,16 +170,21 @@ class Hdf5Reader:
     storage: dict[str, VariableStorage]
     data_model: str
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, file: BinaryIO | None = None) -> None:
+        """``file``: the file open for reading (a remote one, through fsspec), ``path`` its name."""
         _h5netcdf, self._h5py = require_h5netcdf()
         self.path = os.fspath(path)
-        if not os.path.exists(self.path):
+        if file is None and not os.path.exists(self.path):
             raise DatasetNotFoundError(f"{self.path}: no such file")
         self._file: Any = None
         try:
-            if not self._h5py.is_hdf5(self.path):
+            if file is not None:
+                if file.read(8) != HDF5_MAGIC:
+                    raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
+                file.seek(0)
+            elif not self._h5py.is_hdf5(self.path):
                 raise Hdf5Error(f"{self.path} is not a netCDF-4 (HDF5) file")
-            self._file = self._h5py.File(self.path, "r")
+            self._file = self._h5py.File(file if file is not None else self.path, "r")
         except Exception as error:
             self.close()
             raise _file_error(self.path, error) from error
@@ -474,8 +483,8 @@ class Hdf5Reader:
             elif code in _COMPRESSION_OF:
                 settings["compression"] = _COMPRESSION_OF[code]
                 settings["complevel"] = int(values[0]) if values else 0
-            elif code == HDF5_BLOSC and len(values) >= 7 and values[6] in _BLOSC_NAMES:
-                settings["compression"] = _BLOSC_NAMES[values[6]]
+            elif code == HDF5_BLOSC and len(values) >= 7 and values[6] in BLOSC_NAME_OF_CODE:
+                settings["compression"] = BLOSC_NAME_OF_CODE[values[6]]
                 settings["complevel"], settings["blosc_shuffle"] = int(values[4]), int(values[5])
             else:
                 what = "szip" if code == HDF5_SZIP else f"HDF5 filter {code} ({filter_name.decode(errors='replace')})"
@@ -488,6 +497,10 @@ class Hdf5Reader:
         fill = plist.fill_value_defined() == self._h5py.h5d.FILL_VALUE_USER_DEFINED
         chunks = None if h5ds.chunks is None or not variable.dimensions else tuple(h5ds.chunks)
         return VariableStorage(chunks=chunks, endian=endian, fill=fill, **settings)
+
+    def h5dataset(self, variable: Variable) -> h5py.Dataset:
+        """The h5py dataset holding ``variable`` (for its layout, filters and chunks)."""
+        return self._datasets[variable.fqn]
 
     def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
         """The raw values of ``variable`` in ``selection`` (see ``DatasetSource.read``); the

@@ -242,6 +242,13 @@ class Netcdf3Reader:
             else:
                 owner.add_attribute(name, type, np.frombuffer(raw, dtype).tolist())
 
+    def byte_layout(self, variable: Variable) -> tuple[int, tuple[int, ...], np.dtype, bool, int]:
+        """Where ``variable``'s values are in the file: its first byte, shape, file dtype
+        (big-endian), whether its first dimension is the record dimension, and the bytes
+        from one record to the next (references into the file need no more)."""
+        layout = self._layouts[variable.fqn]
+        return layout.begin, layout.shape, layout.dtype, layout.record, self._recsize
+
     def read(self, variable: Variable, selection: tuple[slice, ...]) -> np.ndarray:
         """The values of ``variable`` in ``selection``: numbers in native byte order, ``S1``
         for char."""

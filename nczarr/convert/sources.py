@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from nczarr.convert.signatures import HDF5_MAGIC, NETCDF3_MAGIC
 from nczarr.errors import ContainerError
 from nczarr.formats import require_local, stored_dataset
 from nczarr.formats.location import parse_location
@@ -17,10 +18,6 @@ from nczarr.values.source import DatasetSource
 #: Where a dataset is: a path, a URL (fsspec's, or netcdf-c's ``file:///p#mode=nczarr,file``)
 #: or an open store.
 DatasetLocation = str | os.PathLike[str] | Store
-
-#: The first bytes of the containers nczarr reads besides Zarr stores.
-NETCDF3_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05")
-HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 
 
 def file_kind(location: object) -> str | None:

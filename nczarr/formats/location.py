@@ -21,7 +21,9 @@ netcdf-c 4.10.1 does (checked file by file against what it writes):
 
 from __future__ import annotations
 
+import glob
 import os
+import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -119,3 +121,17 @@ def parse_location(
     if not isinstance(target, str):
         raise ArgumentError(f"a dataset location must be a path or URL, not {filename!r}")
     return Location(**vars(parse_store_url(target, storage_options)))
+
+
+def local_matches(pattern: str) -> list[str] | None:
+    """The local files a glob pattern names, sorted: paths, or for a netcdf-c URL
+    (``file:///d/x*.file#mode=zarr,file``) file URLs, each with the pattern's fragment. None
+    for a remote location (which the caller globs, or not)."""
+    location = parse_location(pattern)
+    if not location.local:
+        return None
+    found = sorted(glob.glob(location.target))
+    if location.target == pattern:
+        return found
+    fragment = f"#{location.fragment}" if location.fragment else ""
+    return [pathlib.Path(os.path.abspath(path)).as_uri() + fragment for path in found]

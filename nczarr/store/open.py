@@ -13,12 +13,14 @@ from nczarr.errors import (
     ForeignContentError,
     InvalidModeError,
     NodeExistsError,
+    ReadOnlyError,
     StoreError,
 )
 from nczarr.store._files import is_temp_name, remove_contents
 from nczarr.store.base import Store
 from nczarr.store.directory import DirectoryStore
 from nczarr.store.fsspec import CREDENTIALS_HINT, FsspecStore
+from nczarr.store.references import TABLE_FOLDER, has_table, is_kerchunk, open_kerchunk, open_virtual
 from nczarr.store.url import parse_store_url
 from nczarr.store.zip import ZipStore
 
@@ -71,12 +73,18 @@ def open_store(
             )
         return _prepared(fsspec_store, repr(fsspec_store), mode)
     where = parse_store_url(location, storage_options)
+    if is_kerchunk(where.target, where.storage_options):
+        if mode != "r":
+            raise ReadOnlyError(f"{location!r} holds kerchunk references, which nczarr opens read-only")
+        return open_kerchunk(where.target, where.storage_options)
     if not where.local:
         if where.target.lower().endswith(".zip") and "::" not in where.target:
             return _open_remote_zip(where.target, mode, where.storage_options)
         return _open_fsspec(where.target, mode, where.storage_options)
     if where.zip:
         return _open_zip(where.target, mode, where.zip_folder)
+    if mode == "r" and has_table(where.target):  # references into sources the options may open
+        return open_virtual(where.target, DirectoryStore(where.target, read_only=True), where.storage_options)
     return _open_directory(where.target, mode)
 
 
@@ -123,6 +131,8 @@ def _in_hierarchy(key: str) -> bool:
     name = key.rpartition("/")[2]
     if name in _METADATA_NAMES or _CHUNK_SEGMENT.fullmatch(name) is not None:
         return True
+    if key.startswith(TABLE_FOLDER + "/"):  # a virtual dataset's reference table
+        return True
     return _DRAFT_DOCUMENT.fullmatch(key) is not None or _DRAFT_CHUNK.fullmatch(key) is not None
 
 
@@ -149,6 +159,11 @@ def _refuse_foreign(keys: Iterable[str], location: str) -> None:
 def _open_directory(path: str, mode: str) -> DirectoryStore:
     if mode in ("r", "r+") and os.path.isfile(path):
         _refuse_file(path)
+    if has_table(path) and mode in ("r+", "a"):
+        raise ReadOnlyError(
+            f"{path!r} is a virtual dataset (its chunks are references into other files): it opens read-only; "
+            "nczarr copy makes a dataset of its own"
+        )
     if mode == "r":
         return DirectoryStore(path, read_only=True)
     if mode == "r+":

@@ -105,20 +105,20 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize("name", BAD_FILES)
-@pytest.mark.parametrize("command", ["info", "dump", "copy"])
+@pytest.mark.parametrize("command", ["info", "dump", "copy", "virtualize"])
 def test_a_bad_file_is_one_line(command: str, name: str, files: dict[str, Path], tmp_path: Path, capsys) -> None:
     argv = [command, str(files[name])]
-    if command == "copy":
+    if command in ("copy", "virtualize"):
         argv.append(str(tmp_path / "out.zarr"))
     line = fails(argv, capsys)
     assert files[name].name in line or "does not exist" in line, line
     assert not (tmp_path / "out.zarr").exists()
 
 
-@pytest.mark.parametrize("command", ["dump", "copy"])
+@pytest.mark.parametrize("command", ["dump", "copy", "virtualize"])
 def test_missing_data_is_one_line(command: str, files: dict[str, Path], tmp_path: Path, capsys) -> None:
     for name in ("cdf_data_truncated.nc", "cdf_huge_dimension.nc"):
-        argv = [command, str(files[name])] + ([str(tmp_path / "out.nc")] if command == "copy" else [])
+        argv = [command, str(files[name])] + ([str(tmp_path / "out.nc")] if command in ("copy", "virtualize") else [])
         assert "truncated" in fails(argv, capsys)
         assert not list(tmp_path.iterdir())
 
