@@ -31,6 +31,8 @@ def __getattr__(name: str) -> object:
 
     if name == "grammar_path":  # where the CDL and model-text grammars are (nczarr.syntax)
         return importlib.import_module("nczarr.syntax.grammars").grammar_path
+    if name == "copy":  # nczarr.copy(sources, target, ...): one file, or many into one dataset
+        return importlib.import_module("nczarr.convert.archive").copy
     if name in ("api", "utils"):
         return importlib.import_module(f"nczarr.{name}")
     if name in _API_NAMES:
@@ -45,7 +47,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path"})
+    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path", "copy"})
 
 
 __all__ = ["NCZarrError", "__version__", "grammar_path", *sorted(_API_NAMES)]

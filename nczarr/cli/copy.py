@@ -179,7 +179,8 @@ class ArchiveBar:
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=progress.bytes_total, unit="B", unit_scale=True, desc="copy", disable=None)  # off when not a terminal
+            # disable=None: off when stderr is not a terminal
+            self._bar = tqdm(total=progress.bytes_total, unit="B", unit_scale=True, desc="copy", disable=None)
         self._bar.n = progress.bytes_done
         self._bar.set_postfix_str(f"tasks {progress.tasks_done}/{progress.tasks_total}, {progress.files} files", refresh=False)
         self._bar.refresh()

@@ -188,6 +188,27 @@ def copy_archive(
     return report
 
 
+def copy(
+    sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    target: str | os.PathLike[str],
+    options: CopyOptions | None = None,
+    combine: CombineOptions | None = None,
+    *,
+    client: object | None = None,
+    workers: int | None = None,
+    progress: Callable[[ArchiveProgress], None] | None = None,
+    verify: bool = False,
+) -> CopyReport:
+    """``nczarr.copy``: one source (a path or URL) copied as ``nczarr copy SRC DST`` does, or
+    many (a list, globs, ``@list.txt``) combined (see :func:`copy_archive`); ``client``: a
+    dask.distributed Client to run the tasks on, ``workers``: a local pool of processes."""
+    from nczarr.convert.executor import executor_for
+
+    executor = executor_for(client=client, workers=workers)
+    listed = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    return copy_archive(listed, target, options, combine, executor=executor, progress=progress, verify=verify)
+
+
 def _is_file_target(dst: str) -> bool:
     return "://" not in dst and dst.lower().endswith(NETCDF_FILE_SUFFIXES)
 
@@ -389,4 +410,4 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b)) if a.dtype.kind != "O" else all(np.array_equal(x, y) for x, y in zip(a.flat, b.flat))
 
 
-__all__ = ["ArchiveProgress", "CombinedSource", "copy_archive", "run_task", "verify_copy"]
+__all__ = ["ArchiveProgress", "CombinedSource", "copy", "copy_archive", "run_task", "verify_copy"]

@@ -39,11 +39,11 @@ def test_local_cluster_with_workers_smaller_than_the_archive(tmp_path: Path) -> 
     for month, path in enumerate(files, 1):
         write_month(path, month, 20, 1024)  # 80 MiB a file, 240 MiB in all
     limit = 200 << 20
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=limit, processes=True) as cluster:
-        with distributed.Client(cluster) as client:
-            executor = DaskCluster(client)
-            copy_archive(files, tmp_path / "out.zarr", CopyOptions(max_memory=24 << 20), executor=executor)
-            assert sum(f.stat().st_size for f in files) > limit
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=limit, processes=True)
+    with cluster, distributed.Client(cluster) as client:
+        executor = DaskCluster(client)
+        copy_archive(files, tmp_path / "out.zarr", CopyOptions(max_memory=24 << 20), executor=executor)
+        assert sum(f.stat().st_size for f in files) > limit
     with nczarr.Dataset(tmp_path / "out.zarr") as out:
         assert out["v"].shape == (60, 1024, 1024)
         assert out["v"][::7, 5, 5].tolist() == [100, 107, 114, 201, 208, 215, 302, 309, 316]
