@@ -3,6 +3,7 @@ dask.distributed cluster (imported here alone, and only when asked for)."""
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Protocol, TypeVar
@@ -34,7 +35,10 @@ class LocalPool:
         self.workers = max(1, workers)
 
     def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
-        with ProcessPoolExecutor(max_workers=self.workers) as pool:
+        # spawned, not forked: a fork of a process with threads (the planner's, a caller's)
+        # may inherit a held lock and hang
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
             futures = [pool.submit(function, task) for task in tasks]
             for future in as_completed(futures):
                 yield future.result()
