@@ -33,6 +33,8 @@ def __getattr__(name: str) -> object:
         return importlib.import_module("nczarr.syntax.grammars").grammar_path
     if name == "virtualize":  # netCDF files as a dataset of references (nczarr.convert.virtual)
         return importlib.import_module("nczarr.convert.virtual").virtualize
+    if name == "copy":  # nczarr.copy(sources, target, ...): one file, or many into one dataset
+        return importlib.import_module("nczarr.convert.archive").copy
     if name in ("api", "utils"):
         return importlib.import_module(f"nczarr.{name}")
     if name in _API_NAMES:
@@ -47,7 +49,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path", "virtualize"})
+    return sorted({*globals(), *_API_NAMES, "api", "utils", "grammar_path", "virtualize", "copy"})
 
 
 __all__ = ["NCZarrError", "__version__", "grammar_path", "virtualize", *sorted(_API_NAMES)]

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from nczarr.cli.shared import add_kind_flags, add_storage_flags, storage_options
+
+if TYPE_CHECKING:
+    from nczarr.convert.archive import ArchiveProgress
+    from nczarr.convert.copy import CopyOptions
 
 #: nczarr's copy buffer when ``-m`` is not given (nccopy's is 5 MB; a larger one is faster).
 DEFAULT_MEMORY = 256 << 20
@@ -16,11 +23,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     copy = sub.add_parser(
         "copy",
         help="copy a dataset between netCDF-3, netCDF-4 and every Zarr convention (nccopy's options)",
-        description="SRC and DST are netCDF files (.nc) or Zarr stores (directories, .zip files, URLs).",
+        description="SRC and DST are netCDF files (.nc) or Zarr stores (directories, .zip files, URLs). "
+        "Several SRC (paths, globs, URLs, @list.txt) make one dataset: concatenated along the record "
+        "dimension as ncrcat does, or merged (--merge) as ncks -A does; rerunning an interrupted "
+        "copy to a Zarr store resumes it.",
         add_help=False,  # -h is nccopy's chunk cache size
     )
-    copy.add_argument("src")
-    copy.add_argument("dst")
+    copy.add_argument("src", nargs="+", metavar="SRC")
+    copy.add_argument("dst", metavar="DST")
     copy.add_argument(
         "-k",
         dest="kind",
@@ -55,6 +65,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     copy.add_argument("-r", action="store_true", help="read the input into memory first (accepted; no effect)")
     copy.add_argument("-w", action="store_true", help="write the output from memory at the end (accepted; no effect)")
     copy.add_argument("-L", dest="log_level", metavar="N", help="netcdf-c's log level (accepted; no effect)")
+    archive = copy.add_argument_group("many sources into one dataset")
+    archive.add_argument("--concat", metavar="DIM", help="the dimension to concatenate along (default: the unlimited one)")
+    archive.add_argument("--merge", action="store_true", help="sources hold different variables on one grid (ncks -A)")
+    archive.add_argument("--sort", action="store_true", help="order the sources by their first record coordinate value")
+    archive.add_argument("--verify", action="store_true", help="compare the result with the sources (values and attributes)")
+    archive.add_argument("--workers", type=int, metavar="N", help="run the tasks in N local processes")
+    archive.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on a running dask.distributed cluster")
     copy.add_argument("--skip-unsupported", action="store_true", help="leave out what the target cannot hold instead of refusing")
     add_storage_flags(copy)  # both SRC and DST; the --src-/--dst- ones win for their side
     add_storage_flags(copy, "src")
@@ -95,8 +112,10 @@ def run(args: argparse.Namespace) -> int:
         max_memory=_memory(args),
         storage_options={**storage_options(args), **storage_options(args, "dst")},
     )
+    if _is_archive(args):
+        return _run_archive(args, options)
     bar = ProgressBar(quiet=args.quiet)
-    source = open_source(args.src, storage_options={**storage_options(args), **storage_options(args, "src")} or None)
+    source = open_source(args.src[0], storage_options={**storage_options(args), **storage_options(args, "src")} or None)
     try:
         report = copy_source(source, args.dst, options, progress=bar)
     finally:
@@ -105,6 +124,70 @@ def run(args: argparse.Namespace) -> int:
     for skipped in report.skipped:
         logging.getLogger("nczarr").warning("left out: %s", skipped)
     return 0
+
+
+def _is_archive(args: argparse.Namespace) -> bool:
+    """Whether the copy combines sources (several, a pattern, a list, or archive options)."""
+    single = args.src[0]
+    return (
+        len(args.src) > 1
+        or single.startswith("@")
+        or (any(c in single for c in "*?[") and not os.path.exists(single))
+        or bool(args.concat or args.merge or args.sort or args.verify or args.workers or args.scheduler)
+    )
+
+
+def _run_archive(args: argparse.Namespace, options: CopyOptions) -> int:
+    from nczarr.convert.archive import copy_archive
+    from nczarr.convert.combine import CombineOptions
+    from nczarr.convert.executor import executor_for
+
+    options = replace(options, storage_options={**options.storage_options, **storage_options(args, "src")})
+    executor = executor_for(scheduler=args.scheduler, workers=args.workers)
+    bar = ArchiveBar(quiet=args.quiet)
+    try:
+        report = copy_archive(
+            args.src,
+            args.dst,
+            options,
+            CombineOptions(concat_dim=args.concat, merge=args.merge, sort=args.sort),
+            executor=executor,
+            progress=bar,
+            verify=args.verify,
+        )
+    finally:
+        bar.close()
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+    for skipped in report.skipped:
+        logging.getLogger("nczarr").warning("left out: %s", skipped)
+    return 0
+
+
+class ArchiveBar:
+    """A tqdm progress bar of an archive copy: bytes, rate and time left, with tasks and
+    files beside them; nothing with ``-q``."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._quiet = quiet
+        self._bar: Any = None
+
+    def __call__(self, progress: ArchiveProgress) -> None:
+        if self._quiet:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            # disable=None: off when stderr is not a terminal
+            self._bar = tqdm(total=progress.bytes_total, unit="B", unit_scale=True, desc="copy", disable=None)
+        self._bar.n = progress.bytes_done
+        self._bar.set_postfix_str(f"tasks {progress.tasks_done}/{progress.tasks_total}, {progress.files} files", refresh=False)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _memory(args: argparse.Namespace) -> int:
@@ -116,6 +199,12 @@ def _memory(args: argparse.Namespace) -> int:
     return DEFAULT_MEMORY if args.memory_mb is None else max(1, args.memory_mb) << 20
 
 
-def creates(args: argparse.Namespace) -> str:
-    """The dataset ``copy`` makes (removed again if it fails)."""
-    return str(args.dst)
+def creates(args: argparse.Namespace) -> str | None:
+    """The dataset ``copy`` makes (removed again if it fails); None for an archive copy to a
+    Zarr store, which a rerun resumes."""
+    from nczarr.formats.location import NETCDF_FILE_SUFFIXES
+
+    dst = str(args.dst)
+    if _is_archive(args) and not dst.lower().endswith(NETCDF_FILE_SUFFIXES):
+        return None
+    return dst

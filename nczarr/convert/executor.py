@@ -1,0 +1,81 @@
+"""Where the tasks of an archive copy run: this process, a local process pool, or a
+dask.distributed cluster (imported here alone, and only when asked for)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Protocol, TypeVar
+
+from nczarr.errors import MissingExtraError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``function`` on each task and yields the results as tasks finish."""
+
+    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]: ...
+
+
+class InProcess:
+    """Every task here, one after the other."""
+
+    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+        for task in tasks:
+            yield function(task)
+
+
+class LocalPool:
+    """A pool of ``workers`` local processes."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+
+    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+        # spawned, not forked: a fork of a process with threads (the planner's, a caller's)
+        # may inherit a held lock and hang
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+            futures = [pool.submit(function, task) for task in tasks]
+            for future in as_completed(futures):
+                yield future.result()
+
+
+class DaskCluster:
+    """A dask.distributed ``Client``: an existing one, or one connected to ``address``."""
+
+    def __init__(self, client: object | None = None, address: str | None = None) -> None:
+        try:
+            import distributed
+        except ImportError as error:
+            raise MissingExtraError("--scheduler needs dask.distributed: pip install 'nczarr[dask]' distributed") from error
+        self.client = client if client is not None else distributed.Client(address)
+        self._owned = client is None
+        self._distributed = distributed
+
+    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+        futures = self.client.map(function, tasks, pure=False)  # type: ignore[attr-defined]
+        for future in self._distributed.as_completed(futures):
+            yield future.result()
+
+    def close(self) -> None:
+        if self._owned:
+            self.client.close()  # type: ignore[attr-defined]
+
+
+def executor_for(
+    *, client: object | None = None, scheduler: str | None = None, workers: int | None = None
+) -> Executor:
+    """The executor a caller asks for: a dask Client or scheduler address, else a local pool
+    of ``workers`` processes, else this process."""
+    if client is not None or scheduler is not None:
+        return DaskCluster(client, scheduler)
+    if workers:
+        return LocalPool(workers)
+    return InProcess()
+
+
+__all__ = ["DaskCluster", "Executor", "InProcess", "LocalPool", "executor_for"]
