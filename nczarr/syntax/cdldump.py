@@ -10,8 +10,9 @@ with dimensions is always ``"chunked"`` (Zarr has no contiguous layout), a scala
 ``"contiguous"``; ``_Fletcher32``, ``_Shuffle`` and ``_DeflateLevel`` come first, in this
 order, the other filters in ``_Filter`` with their HDF5 filter ids (zstd 32015, bzip2 307,
 blosc 32001); with ``-F`` every filter is in ``_Filter``: an HDF5 file's with fletcher32 and
-shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec chain's order,
-with the codecs themselves in ``_Codecs`` (as netcdf-c 4.10.1 shows NCZarr stores).
+shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec chain's order.
+A Zarr store's filtered variable also shows the codecs themselves in ``_Codecs``, with or
+without ``-F`` (as netcdf-c 4.10.1 shows NCZarr stores).
 ``_NCProperties`` and ``_SuperblockVersion`` are a netCDF-4 file's own; a store's
 ``_NCProperties`` names nczarr. ``_IsNetcdf4`` is 0 for the classic model and, as netcdf-c
 decides it, for an HDF5 file with too few of netCDF-4's marks.
@@ -583,7 +584,8 @@ class _Dumper:
             lines.append(("_Storage", '"chunked"'))
             lines.append(("_ChunkSizes", ", ".join(map(str, chunks))))
         chain = _filter_chain(storage, chunks, _type_size(type_))
-        lines.extend(_filter_lines(chain, storage) if self.opts.filters else _named_filter_lines(chain))
+        lines.extend(_filter_lines(chain) if self.opts.filters else _named_filter_lines(chain))
+        lines.extend(_codecs_line(storage))
         if _type_size(type_) > 1:
             lines.append(("_Endianness", f'"{_byte_order(storage)}"'))
         if not storage.fill:
@@ -1082,18 +1084,21 @@ def _named_filter_lines(chain: list[_Filter]) -> list[tuple[str, str]]:
     return lines
 
 
-def _filter_lines(chain: list[_Filter], storage: VariableStorage) -> list[tuple[str, str]]:
-    """``-F``: every filter in ``_Filter``, and a Zarr store's codecs in ``_Codecs`` (as
-    netcdf-c writes JSON: ``", "`` between members, ``","`` between codecs)."""
-    lines = []
+def _filter_lines(chain: list[_Filter]) -> list[tuple[str, str]]:
+    """``-F``: every filter in ``_Filter``."""
     known = [f.text() for f in chain if f.id is not None]
-    if known:
-        lines.append(("_Filter", '"' + "|".join(known) + '"'))
+    return [("_Filter", '"' + "|".join(known) + '"')] if known else []
+
+
+def _codecs_line(storage: VariableStorage) -> list[tuple[str, str]]:
+    """A Zarr store's codecs in ``_Codecs``, with or without ``-F``, whatever the codec (as
+    netcdf-c shows every filtered NCZarr variable; an HDF5 file has none), in netcdf-c's JSON:
+    ``", "`` between members, ``","`` between codecs."""
     stored = _stored_codecs(storage)
-    if stored:
-        text = "[" + ",".join(dumps(codec).decode() for codec in stored) + "]"
-        lines.append(("_Codecs", '"' + _escape(text.encode(), _TEXT_TABLE) + '"'))
-    return lines
+    if not stored:
+        return []
+    text = "[" + ",".join(dumps(codec).decode() for codec in stored) + "]"
+    return [("_Codecs", '"' + _escape(text.encode(), _TEXT_TABLE) + '"')]
 
 
 def _byte_order(storage: VariableStorage) -> str:
