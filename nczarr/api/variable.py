@@ -712,7 +712,7 @@ class Variable:
         if kind == "string":
             return rules.strings_in(data)
         if kind == "vlen":
-            return rules.vlen_in(data, self._dtype)
+            return rules.vlen_in(data, self._conversion_rules())
         if self._complex is not None:
             complex_values = np.asarray(data, self._complex)
             if self._complex_axis:  # made (real, imaginary) once the selection is known
