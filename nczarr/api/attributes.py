@@ -39,7 +39,7 @@ def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: b
             return _raw_bytes(values) or b"\x00"
         return _netcdf4_text(values, encoding)
     if type is AtomicType.STRING:
-        texts = [_netcdf4_text(str(v), encoding) for v in values]
+        texts = [_netcdf4_text("" if v is None else str(v), encoding) for v in values]  # NULL: "" in netCDF4
         return texts[0] if len(texts) == 1 else texts
     if isinstance(type, AtomicType):
         array = np.array(values, dtype_of(type))

@@ -641,6 +641,11 @@ class Variable:
                 raw = raw.view(view)
         if kind == "compound":  # netCDF4: a record is a scalar, a scalar variable a 0-d array
             return raw[()] if raw.ndim == 0 and self.ndim else raw
+        if kind == "string":
+            nulls = [i for i, v in enumerate(raw.reshape(-1)) if v is None]
+            if nulls:  # a NULL string: "" (netCDF4 #915)
+                raw = raw.copy()
+                raw.reshape(-1)[nulls] = ""
         if kind in ("string", "opaque"):
             return raw[()] if raw.ndim == 0 else raw
         if kind == "vlen":  # netCDF4 unpacks (scale_factor, add_offset) numeric vlens too

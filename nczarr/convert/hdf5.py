@@ -502,7 +502,7 @@ class Hdf5Reader:
             if self._converted(variable):
                 data = self._read_converted(variable, h5ds, inner, dtype)
             elif dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
-                data = np.asarray(h5ds.asstr()[inner], dtype=object)
+                data = _data_with_nulls(self._h5py, h5ds, inner, np.asarray(h5ds.asstr()[inner], dtype=object))
             elif isinstance(records, VlenType):
                 data = _vlens_of_records(h5ds, inner)
             elif records is not None:
@@ -743,6 +743,24 @@ def _with_nulls(attribute: Any, texts: list[str]) -> list[str | None]:
     pointers = np.zeros(attribute.shape, np.uintp)
     attribute.read(pointers, mtype=attribute.get_type())
     return [None if text == "" and pointer == 0 else text for text, pointer in zip(texts, pointers.reshape(-1))]
+
+
+def _data_with_nulls(h5py: Any, h5ds: Any, inner: tuple[slice, ...], data: np.ndarray) -> np.ndarray:
+    """Variable-length string data with its NULL strings (h5py reads them as empty; ncdump
+    shows NIL) as None, found by reading the string pointers of the selection themselves."""
+    if not h5ds.id.get_type().is_variable_str() or not np.any(data == ""):
+        return data
+    pointers = np.zeros(data.shape, np.uintp)
+    space = h5ds.id.get_space()
+    if h5ds.ndim:
+        space.select_hyperslab(tuple(s.start for s in inner), tuple(s.stop - s.start for s in inner))
+    memory = h5py.h5s.create_simple(data.shape) if data.ndim else h5py.h5s.create(h5py.h5s.SCALAR)
+    h5ds.id.read(memory, space, pointers, mtype=h5ds.id.get_type())
+    nulls = (pointers == 0) & (data == "")
+    if nulls.any():
+        data = data.copy()
+        data[nulls] = None
+    return data
 
 
 def _char_text(attribute: Any) -> str:

@@ -385,7 +385,7 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
         if kind == "text":
             return item.text().split("\x00", 1)[0]
         if kind == "nil":
-            return ""
+            return None  # a NULL string
         if kind in ("number", "char"):
             return str(item.value)
     elif kind == "text":

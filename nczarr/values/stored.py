@@ -113,10 +113,15 @@ def raw_to_stored(
     if type is AtomicType.CHAR:
         return values.view(stored_dtype) if stored_dtype != values.dtype else values
     if type is AtomicType.STRING:
+        # a Zarr array has no NULL string (CDL's NIL): "" in its place, as netcdf-c 4.10.1 writes it
+        flat = values.reshape(-1)
         if stored_dtype.kind == "S":
-            encoded = [s.encode(encoding) for s in values.reshape(-1)]
-            return np.array(encoded, stored_dtype).reshape(values.shape)
-        return values
+            return np.array([(s or "").encode(encoding) for s in flat], stored_dtype).reshape(values.shape)
+        if not any(s is None for s in flat):
+            return values
+        texts = np.empty(values.shape, object)
+        texts.reshape(-1)[:] = ["" if s is None else s for s in flat]
+        return texts
     if isinstance(type, CompoundType | VlenType) and has_record_encoding(type, resolver=resolver):
         return encode_records(values, type, resolver=resolver)
     if isinstance(type, CompoundType):
