@@ -555,6 +555,10 @@ def _record(value: tuple[Any, ...], dtype: np.dtype) -> tuple[Any, ...]:
     for item, name in zip(value, dtype.names or ()):
         field = layout[name][0]
         if isinstance(item, str) and field.base == np.dtype("S1"):
-            item = np.frombuffer(item.encode("utf-8", "surrogateescape").ljust(field.shape[-1], b"\0"), "S1")
+            raw = item.encode("utf-8", "surrogateescape")
+            if field.shape:  # a char array: its text, NUL-padded
+                item = np.frombuffer(raw.ljust(math.prod(field.shape), b"\0"), "S1").reshape(field.shape)
+            else:  # one char, given as a one-character string ('-' or "-")
+                item = raw[:1]
         fields.append(item)
     return tuple(fields)

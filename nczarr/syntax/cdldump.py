@@ -495,7 +495,9 @@ class _Dumper:
             node = self._user_type(type_, group)
             out.raw(f"{lead}{self._type_name(type_, group)} {label} = ")
             texts = [self._value_text(node, v, group) for v in values]
-            if texts:
+            if isinstance(node, OpaqueType | EnumType):  # ncdump prints these past its column counter
+                out.raw(", ".join(texts))
+            elif texts:
                 out.put_row(texts, "")
             out.raw(" ;\n")
             return
@@ -937,12 +939,30 @@ def _float_fill_mask(raw: np.ndarray, fill: float, type_: AtomicType) -> np.ndar
 
 
 def _same(value: Any, fill: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return False
-    if isinstance(value, np.void) and value.dtype.hasobject:  # a record with strings or vlens
-        return bool(plain_value(value) == plain_value(fill))
+    """Whether a raw value equals the variable's fill (a model value): ncdump prints ``_``
+    for it, whatever the type (compound, opaque, vlen too)."""
+    if isinstance(value, np.ndarray | np.void) or isinstance(fill, tuple | list | bytes):
+        return _equal(plain_value(value), fill)
     try:
         return bool(value == fill) or (value == "" and fill == "")
+    except (TypeError, ValueError):
+        return False
+
+
+def _equal(raw: Any, model: Any) -> bool:
+    """A plain raw value against a model value, as ncdump compares them (byte for byte): a
+    char is bytes in one and text in the other, a char array bytes or one text, NaN equals
+    NaN."""
+    if isinstance(raw, list) and isinstance(model, str | bytes):  # a char array field
+        raw = b"".join(_char_bytes(v) for v in raw)
+    if isinstance(raw, bytes) and isinstance(model, str | bytes):
+        return raw.rstrip(b"\0") == _char_bytes(model).rstrip(b"\0")
+    if isinstance(raw, list | tuple) and isinstance(model, list | tuple):
+        return len(raw) == len(model) and all(_equal(r, m) for r, m in zip(raw, model))
+    if isinstance(raw, float) and isinstance(model, float) and math.isnan(raw):
+        return math.isnan(model)
+    try:
+        return bool(raw == model)
     except (TypeError, ValueError):
         return False
 

@@ -557,9 +557,18 @@ class Values:
                 values.append(default.tolist())
             elif f.shape:
                 values.append(self._array_field(ftype, f.shape, inner[index]).tolist())
+            elif ftype is AtomicType.CHAR:
+                values.append(self._char_field(inner[index]))
             else:
                 values.append(self._model_value(ftype, inner[index], where))
         return tuple(values)
+
+    def _char_field(self, item: Const) -> str:
+        """A compound's one char: a character constant, or a string's first character
+        (``"-x"`` is ``'-'``, ``""`` a NUL), as ncgen takes them; a number is refused, as ncgen does."""
+        if item.kind not in ("text", "char"):
+            raise self.error("a char field takes a character or a string, not a number (ncgen: illegal conversion)", item.token)
+        return _char_bytes([item])[:1].decode("utf-8", "surrogateescape") or "\x00"
 
     def _inner_items(self, item: Const) -> list[Const]:
         """The items of a braced value of a user type; NIL is refused there, as ncgen does."""

@@ -134,7 +134,9 @@ def raw_to_stored(
         out = np.empty(values.shape, object)
         flat = out.reshape(-1)
         for i, item in enumerate(values.reshape(-1)):
-            flat[i] = np.asarray(item).astype(base).tobytes()
+            # a list of records (nested tuples) becomes an array only in their own dtype
+            array = item if isinstance(item, np.ndarray) else np.array(item, dtype=base)
+            flat[i] = array.astype(base).tobytes()
         return out
     return values
 
