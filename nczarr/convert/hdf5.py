@@ -199,6 +199,9 @@ class Hdf5Reader:
         #: the size in the file of each number of a variable of numbers, by its FQN
         self._numbers: dict[str, int] = {}
         self._types: dict[int, list[tuple[Any, UserType]]] = {}
+        #: each committed type read so far by its place in the file (HDF5's file number and
+        #: object address): a dataset or attribute made with that committed type names it
+        self._committed: dict[tuple[int, int], UserType] = {}
         self._resolver = Resolver()
         #: netcdf-c's dimension ids: every dimension of the file by id, and the next free one
         self._dimension_ids: dict[int, _PlannedDimension] = {}
@@ -388,6 +391,7 @@ class Hdf5Reader:
             return
         group.add(new)
         self._types[id(group)].append((tid, new))
+        self._committed[self._place(tid)] = new
         self._resolver = Resolver()
 
     def _required_type(self, tid: Any, scope: Group) -> AtomicType | str:
@@ -404,24 +408,26 @@ class Hdf5Reader:
             return AtomicType.STRING
         return self._type_ref(tid, scope)
 
+    def _place(self, tid: Any) -> tuple[int, int]:
+        info = self._h5py.h5o.get_info(tid)
+        return int(info.fileno), int(info.addr)
+
     def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str | None:
-        """The netCDF type of an HDF5 type, as netcdf-c maps it: atomic (a number as the
-        native type HDF5 converts it to), or a reference to an equal committed type in
-        ``scope`` or an ancestor, else anywhere in the file read so far (netcdf-c matches
-        them the same way; ncgen lets a group use a type of another branch); None where
-        there is none."""
+        """The netCDF type of an HDF5 type: atomic (a number as the native type HDF5
+        converts it to); the committed type itself where the dataset or attribute was made
+        with it (as nczarr and h5py write them: the file names the type); else, as netcdf-c
+        matches types (``nc4_rec_find_hdf_type``), the first equal committed type read so
+        far, in the whole file (ncgen's files do not say which of two equal types a
+        variable has: netcdf-c, and so nczarr, name the first); None where there is none."""
         h5t = self._h5py.h5t
         kind = tid.get_class()
         if kind == h5t.STRING:
             return AtomicType.STRING if tid.is_variable_str() or tid.get_size() > 1 else AtomicType.CHAR
         if kind in (h5t.INTEGER, h5t.FLOAT):
             return _native_number(h5t, tid)
-        group: Group | None = scope
-        while group is not None:
-            for candidate, node in self._types.get(id(group), ()):
-                if candidate == tid:
-                    return canonical_type_ref(raw_fqn(node), scope, self._resolver)
-            group = group.group  # the parent group
+        named = self._committed.get(self._place(tid)) if tid.committed() else None
+        if named is not None:
+            return canonical_type_ref(raw_fqn(named), scope, self._resolver)
         for types in self._types.values():
             for candidate, node in types:
                 if candidate == tid:
