@@ -231,3 +231,60 @@ def test_api_datatype_is_the_named_type(cdl, tmp_path):
     with nczarr.Dataset(written) as back:
         assert back["g/h"]["c"].datatype is back["g"].cmptypes["cmp_t"]
         assert back["g/h"]["c2"].datatype is back["g/h"].cmptypes["cmp2_t"]
+
+
+NESTED_CDL = r"""netcdf nest {
+
+group: g {
+  types:
+    byte enum en_t {A = 1, B = 2} ;
+    compound cmp_t {
+      int i ;
+    }; // cmp_t
+
+  group: h {
+    types:
+      byte enum en2_t {A = 1, B = 2} ;
+      compound cmp2_t {
+        int i ;
+      }; // cmp2_t
+      compound k1_t {
+        en_t f ;
+      }; // k1_t
+      compound k2_t {
+        en2_t f ;
+      }; // k2_t
+      cmp_t(*) vl1_t ;
+      cmp2_t(*) vl2_t ;
+    variables:
+      k1_t a ;
+      k2_t b ;
+      vl1_t c ;
+      vl2_t d ;
+    data:
+     a = {/g/en_t.A} ;
+     b = {A} ;
+     c = {{1}} ;
+     d = {{2}} ;
+    } // group h
+  } // group g
+}
+"""
+
+
+def test_members_and_vlen_bases(tmp_path, capsys):
+    """A store keeps the type of a compound's member and of a vlen's base; HDF5 keeps no
+    name for those, so a netCDF-4 file (nczarr's or ncgen's) reads them as netcdf-c does:
+    the first equal type (ncgen's file: every variable too)."""
+    cdl = tmp_path / "nest.cdl"
+    cdl.write_text(NESTED_CDL)
+    store, mine, theirs = tmp_path / "nest.zarr", tmp_path / "nest.nc", tmp_path / "ncgen.nc"
+    assert main(["gen", "-o", str(store), str(cdl)]) == 0
+    text = ours(store, capsys)
+    for line in ("en2_t f ;", "cmp2_t(*) vl2_t ;", "k2_t b ;", "vl2_t d ;"):
+        assert line in text
+    ncgen(cdl, theirs)
+    assert ours(theirs, capsys) == ncdump(theirs)
+    assert main(["gen", "-k", "nc4", "-o", str(mine), str(cdl)]) == 0
+    text = ours(mine, capsys)
+    assert "\tk2_t b ;" in text and "\tvl2_t d ;" in text and "cmp_t(*) vl2_t ;" in text
