@@ -42,7 +42,7 @@ from nczarr.values.storage import (
     HDF5_ZSTD,
     VariableStorage,
 )
-from nczarr.values.stored import convert_records, decode_records, has_record_encoding
+from nczarr.values.stored import char_texts, convert_records, decode_records, has_record_encoding
 from nczarr.values.types import (
     atomic_type_of,
     default_fill,
@@ -795,7 +795,7 @@ def _model_value(value: Any, type: Any) -> Any:
         return value.decode("utf-8", "surrogateescape")
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "S":
-            return b"".join(value.ravel().tolist()).decode("utf-8", "surrogateescape")
+            return char_texts(value)
         return [_model_value(v, None) for v in value.tolist()] if value.dtype.kind != "O" else [
             _model_value(v, None) for v in value
         ]

@@ -49,7 +49,7 @@ from nczarr.values.storage import (
     VariableStorage,
     netcdf_chunks,
 )
-from nczarr.values.stored import convert_records, decode_records, encode_records, has_record_encoding
+from nczarr.values.stored import compound_records, convert_records, decode_records, encode_records, has_record_encoding
 from nczarr.values.types import (
     DEFAULT_FILL,
     compound_dtype,
@@ -545,20 +545,4 @@ def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
         return np.array([bytes(v).ljust(tp.size, b"\0") for v in values], dtype=f"V{tp.size}")
     assert isinstance(tp, CompoundType)
     dtype = compound_dtype(tp)
-    return np.array([_record(v, dtype) for v in values], dtype=dtype)
-
-
-def _record(value: tuple[Any, ...], dtype: np.dtype) -> tuple[Any, ...]:
-    fields = []
-    layout = dtype.fields
-    assert layout is not None
-    for item, name in zip(value, dtype.names or ()):
-        field = layout[name][0]
-        if isinstance(item, str) and field.base == np.dtype("S1"):
-            raw = item.encode("utf-8", "surrogateescape")
-            if field.shape:  # a char array: its text, NUL-padded
-                item = np.frombuffer(raw.ljust(math.prod(field.shape), b"\0"), "S1").reshape(field.shape)
-            else:  # one char, given as a one-character string ('-' or "-")
-                item = raw[:1]
-        fields.append(item)
-    return tuple(fields)
+    return compound_records(values, dtype)

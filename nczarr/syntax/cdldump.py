@@ -986,6 +986,8 @@ def _char_bytes(value: Any) -> bytes:
         return value.tobytes()
     if isinstance(value, (bytes, np.bytes_)):
         return bytes(value)
+    if isinstance(value, list):  # a char array member of a compound attribute: one text a char
+        return b"".join(_char_bytes(v) for v in _flatten(value))
     return str(value).encode("utf-8", "surrogateescape")
 
 

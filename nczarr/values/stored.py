@@ -23,8 +23,9 @@ had). Empty bytes, a value never written, read as the zero record (0, NULL strin
 
 from __future__ import annotations
 
+import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -458,3 +459,34 @@ def plain_value(value: object) -> object:
     if isinstance(value, list | tuple):
         return type(value)(plain_value(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def compound_records(values: Sequence[object], dtype: np.dtype) -> np.ndarray:
+    """Model values of a compound (tuples; a char or char array member as text, nested
+    compounds as tuples) as records of ``dtype``, as netCDF4 gives a compound attribute and
+    h5py writes one."""
+    return np.array([_model_record(v, dtype) for v in values], dtype=dtype)
+
+
+def _model_record(value: object, dtype: np.dtype) -> object:
+    if not isinstance(value, tuple | list) or dtype.fields is None:
+        return value
+    fields = []
+    for item, name in zip(value, dtype.names or ()):
+        field = dtype.fields[name][0]
+        if isinstance(item, str) and field.base == np.dtype("S1"):
+            raw = item.encode("utf-8", "surrogateescape")
+            if field.shape:  # a char array: its text, NUL-padded
+                item = np.frombuffer(raw.ljust(math.prod(field.shape), b"\0"), "S1").reshape(field.shape)
+            else:  # one char, given as a one-character string ('-' or "-")
+                item = raw[:1]
+        elif field.names is not None:
+            item = _model_record(item, field)
+        fields.append(item)
+    return tuple(fields)
+
+
+def char_texts(chars: object) -> list[str]:
+    """Chars (numpy's ``S1`` items, any shape) as the model holds a char array member of a
+    compound or a vlen of chars: one one-character text each, a NUL as ``"\\x00"``."""
+    return [bytes(c).decode("utf-8", "surrogateescape") or "\x00" for c in np.ravel(np.asarray(chars, "S1"))]

@@ -7,8 +7,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import netCDF4
+import numpy as np
 import pytest
 
+import nczarr
 from nczarr.cli import main
 
 FILLS_CDL = r"""netcdf fills {
@@ -181,3 +184,73 @@ def test_nested_and_vlen_of_compound_fills(tmp_path, capsys):
     expected = ncdump(tmp_path / "nested.nc")
     assert ' k = {{"a", 1}, "b"}, _ ;' in expected and ' v = {{{"a", 1}, "b"}}, _ ;' in expected
     assert ours(tmp_path / "nested.zarr", capsys) == expected
+
+
+CHAR_ARRAYS_CDL = r"""netcdf catt {
+types:
+  compound k_t {
+    short s ;
+    char name(4) ;
+    double d(2) ;
+  }; // k_t
+  compound in_t { char c ; short s ; }; // in_t
+  compound out_t { in_t n ; int i ; }; // out_t
+dimensions:
+  x = 2 ;
+variables:
+  k_t w(x) ;
+    k_t w:_FillValue = {-1, {"zz"}, {0, 0}} ;
+    k_t w:recs = {1, {"ab"}, {1.5, 2.5}}, {-2, {"wxyz"}, {0, 1}} ;
+    k_t w:one = {3, {"q"}, {9, 8}} ;
+    out_t w:nest = {{'a', 1}, 2}, {{"b", 3}, 4} ;
+data:
+ w = {1, {"ab"}, {1, 2}}, {-1, {"zz"}, {0, 0}} ;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def char_arrays(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("chars")
+    cdl = root / "catt.cdl"
+    cdl.write_text(CHAR_ARRAYS_CDL)
+    nc = root / "catt.nc"
+    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
+    return cdl, nc
+
+
+def test_char_array_members_of_compound_attributes(char_arrays, tmp_path, capsys):
+    """A compound attribute or fill with a char array member: nczarr gen refused it ("value
+    0x61 does not fit char"), copy of ncgen's file refused it ("value 'ab' does not fit
+    char"); now every path prints ncdump's text."""
+    cdl, nc = char_arrays
+    expected = body(ncdump(nc))
+    assert ' w = {1, {"ab"}, {1, 2}}, _ ;' in expected
+    assert main(["gen", "-o", str(tmp_path / "gen.zarr"), str(cdl)]) == 0
+    assert main(["gen", "-k", "nc4", "-o", str(tmp_path / "gen.nc"), str(cdl)]) == 0
+    assert main(["copy", str(nc), str(tmp_path / "copy.zarr")]) == 0
+    assert main(["copy", str(tmp_path / "copy.zarr"), str(tmp_path / "copy.nc")]) == 0
+    assert body(ours(tmp_path / "gen.zarr", capsys)) == expected
+    assert body(ours(tmp_path / "copy.zarr", capsys)) == expected
+    assert body(ncdump(tmp_path / "gen.nc")) == expected
+    assert body(ncdump(tmp_path / "copy.nc")) == expected
+
+
+def test_api_compound_attributes_as_netcdf4(char_arrays, made, tmp_path):
+    """A compound attribute (``_FillValue`` too) reads as netCDF4 reads it: a record of the
+    type's dtype (``np.void``), several as a structured array, char arrays as one string;
+    before: a tuple, or an array of texts (``['-', '3']``)."""
+    cdl, nc = char_arrays
+    store = tmp_path / "catt.zarr"
+    assert main(["gen", "-o", str(store), str(cdl)]) == 0
+    with netCDF4.Dataset(nc) as theirs, nczarr.Dataset(store) as mine, nczarr.Dataset(nc) as mine_nc:
+        for name in ("_FillValue", "recs", "one", "nest"):
+            expected = repr(theirs["w"].getncattr(name))
+            assert repr(mine["w"].getncattr(name)) == repr(mine_nc["w"].getncattr(name)) == expected
+    fills_cdl, fills_nc = made
+    fills_store = tmp_path / "fills.zarr"
+    assert main(["gen", "-o", str(fills_store), str(fills_cdl)]) == 0
+    with netCDF4.Dataset(fills_nc) as theirs, nczarr.Dataset(fills_store) as mine:
+        for name in ("c", "cu", "m"):
+            assert repr(mine[name]._FillValue) == repr(theirs[name]._FillValue)
+            assert isinstance(mine[name]._FillValue, np.void)
