@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ctypes
 import json
-import subprocess
 from pathlib import Path
 
 import netCDF4
 import numpy as np
 import pytest
+from peers import body, cdl_and_file, ncdump, ours
 
 import nczarr
 from nczarr.cli import main
@@ -61,35 +61,15 @@ ZARR_FORMATS = ["NCZARR", "NCZARR_V2", "ZARR", "ZARR_V2", "ZARR_V3_DRAFT"]
 KEEPS_NULL_ATTRIBUTES = {"NCZARR", "ZARR", "ZARR_V3_DRAFT"}
 
 
-def ncdump(path: Path | str, *flags: str) -> str:
-    return subprocess.run(["ncdump", *flags, str(path)], capture_output=True, check=True, text=True).stdout
-
-
-def ours(path: Path | str, capsys: pytest.CaptureFixture[str], *flags: str) -> str:
-    capsys.readouterr()
-    assert main(["dump", *flags, str(path)]) == 0
-    return capsys.readouterr().out
-
-
-def body(text: str) -> str:
-    """A dump without its first line (the dataset's name is the file's)."""
-    return text.split("\n", 1)[1]
-
-
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("nil")
-    cdl = root / "nil.cdl"
-    cdl.write_text(NIL_CDL)
-    nc = root / "nil.nc"
-    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
-    return cdl, nc
+    return cdl_and_file(tmp_path_factory.mktemp("nil"), "nil", NIL_CDL)
 
 
 def test_ncgen_s_file_dumps_nil_as_ncdump(made, capsys):
     _, nc = made
     expected = ncdump(nc)
-    assert "s = \"a\", NIL, _, _ ;" in expected and "string s:among = \"one\", NIL, \"\" ;" in expected
+    assert 's = "a", NIL, _, _ ;' in expected and 'string s:among = "one", NIL, "" ;' in expected
     assert ours(nc, capsys) == expected
 
 
@@ -116,7 +96,7 @@ def test_copy_to_every_zarr_convention(made, tmp_path, fmt, capsys):
     store = tmp_path / "nil.zarr"
     assert main(["copy", "--format", fmt, str(nc), str(store)]) == 0
     expected = body(ncdump(nc)).replace('"a", NIL, _, _', '"a", _, _, _').replace("t = NIL", "t = _")
-    expected = expected.replace("u = NIL, NIL, \"z\", NIL", "u = _, _, \"z\", _")
+    expected = expected.replace('u = NIL, NIL, "z", NIL', 'u = _, _, "z", _')
     if fmt not in KEEPS_NULL_ATTRIBUTES:
         expected = expected.replace("NIL", '""')
     got = body(ours(store, capsys))
@@ -146,9 +126,15 @@ def _api_view(library: object, path: str) -> list[object]:
     with library.Dataset(path) as ds:  # type: ignore[attr-defined]
         sub = ds["sub"]
         return [
-            ds["s"][:].tolist(), ds["t"][...].tolist() if np.ndim(ds["t"][...]) else ds["t"][...], ds["s"][1],
-            ds["s"].__dict__, ds["n"].__dict__, {k: ds.getncattr(k) for k in ds.ncattrs()},
-            sub["u"][:].tolist(), sub["u"].__dict__, {k: sub.getncattr(k) for k in sub.ncattrs()},
+            ds["s"][:].tolist(),
+            ds["t"][...].tolist() if np.ndim(ds["t"][...]) else ds["t"][...],
+            ds["s"][1],
+            ds["s"].__dict__,
+            ds["n"].__dict__,
+            {k: ds.getncattr(k) for k in ds.ncattrs()},
+            sub["u"][:].tolist(),
+            sub["u"].__dict__,
+            {k: sub.getncattr(k) for k in sub.ncattrs()},
         ]
 
 
@@ -172,7 +158,7 @@ def test_api_append_keeps_null_string_attributes_of_a_file(made, tmp_path):
     with nczarr.Dataset(kept, "a") as ds:
         ds.title = "appended"
     expected = body(ncdump(nc)).replace('"a", NIL, _, _', '"a", _, _, _').replace("t = NIL", "t = _")
-    expected = expected.replace("u = NIL, NIL, \"z\", NIL", "u = _, _, \"z\", _")
+    expected = expected.replace('u = NIL, NIL, "z", NIL', 'u = _, _, "z", _')
     assert body(ncdump(kept)).replace('\t\t:title = "appended" ;\n', "") == expected
 
 

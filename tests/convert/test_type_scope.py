@@ -6,13 +6,13 @@ reads it, side by side with Debian's ncgen/ncdump and the netCDF4 wheel."""
 from __future__ import annotations
 
 import itertools
-import subprocess
 import warnings
 from pathlib import Path
 
 import h5py
 import netCDF4
 import pytest
+from peers import body, ncdump, ncgen, ours
 
 import nczarr
 from nczarr.cli import main
@@ -117,28 +117,10 @@ group: b {
 """
 
 
-def ncdump(path: Path, *flags: str) -> str:
-    return subprocess.run(["ncdump", *flags, str(path)], capture_output=True, check=True, text=True).stdout
-
-
-def ncgen(cdl: Path, nc: Path) -> None:
-    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
-
-
-def ours(path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> str:
-    capsys.readouterr()
-    assert main(["dump", *flags, str(path)]) == 0
-    return capsys.readouterr().out
-
-
 def declarations(text: str) -> list[str]:
     """The variable lines of group h (indentation of the group removed)."""
     h = text.split("group: h {", 1)[1].split("variables:", 1)[1].split("data:", 1)[0].split("} // group h", 1)[0]
     return [line.strip(" ") for line in h.splitlines() if line.strip()]
-
-
-def body(text: str) -> str:
-    return text.split("\n", 1)[1]
 
 
 @pytest.fixture(scope="module")

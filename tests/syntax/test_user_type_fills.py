@@ -10,6 +10,7 @@ from pathlib import Path
 import netCDF4
 import numpy as np
 import pytest
+from peers import body, cdl_and_file, ncdump, ncgen, ours
 
 import nczarr
 from nczarr.cli import main
@@ -69,28 +70,9 @@ data:
 """
 
 
-def ncdump(path: Path) -> str:
-    return subprocess.run(["ncdump", str(path)], capture_output=True, check=True, text=True).stdout
-
-
-def ours(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    capsys.readouterr()
-    assert main(["dump", str(path)]) == 0
-    return capsys.readouterr().out
-
-
-def body(text: str) -> str:
-    return text.split("\n", 1)[1]
-
-
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("fills")
-    cdl = root / "fills.cdl"
-    cdl.write_text(FILLS_CDL)
-    nc = root / "fills.nc"
-    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
-    return cdl, nc
+    return cdl_and_file(tmp_path_factory.mktemp("fills"), "fills", FILLS_CDL)
 
 
 def test_ncgen_s_file_as_ncdump(made, capsys):
@@ -133,7 +115,7 @@ def test_char_member_of_a_compound_fill(tmp_path, given, kept, capsys):
         f"variables:\n\tk_t k(x) ;\n\t\tk_t k:_FillValue = {{1, {given}}} ;\ndata:\n k = {{1, 'a'}}, {{1, {given}}} ;\n}}\n"
     )
     nc = tmp_path / "ch.nc"
-    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
+    ncgen(cdl, nc)
     assert f"k_t k:_FillValue = {{1, {kept}}} ;" in ncdump(nc)
     assert main(["gen", "-o", str(tmp_path / "ch.zarr"), str(cdl)]) == 0
     text = ours(tmp_path / "ch.zarr", capsys)
@@ -211,12 +193,7 @@ data:
 
 @pytest.fixture(scope="module")
 def char_arrays(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("chars")
-    cdl = root / "catt.cdl"
-    cdl.write_text(CHAR_ARRAYS_CDL)
-    nc = root / "catt.nc"
-    subprocess.run(["ncgen", "-k", "nc4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
-    return cdl, nc
+    return cdl_and_file(tmp_path_factory.mktemp("chars"), "catt", CHAR_ARRAYS_CDL)
 
 
 def test_char_array_members_of_compound_attributes(char_arrays, tmp_path, capsys):
