@@ -10,9 +10,10 @@ import numpy as np
 
 from nczarr.api.types import PRIMITIVE_CODES
 from nczarr.errors import ArgumentError, DataTypeError, StoreError
-from nczarr.model import AtomicType, Attribute, EnumType, resolve_type
+from nczarr.model import AtomicType, Attribute, CompoundType, EnumType, resolve_type
 from nczarr.model import AttributeValue as ModelValue
-from nczarr.values.types import atomic_type_of, dtype_of
+from nczarr.values.stored import compound_records, has_record_encoding
+from nczarr.values.types import atomic_type_of, compound_dtype, dtype_of
 
 #: What reading an attribute gives: text, bytes (a char ``_FillValue``), strings, one number
 #: or record (a numpy scalar), several (an array), a vlen's sequence (a list).
@@ -26,20 +27,24 @@ def to_python(attribute: Attribute, encoding: str = "utf-8", *, char_as_bytes: b
     variable's ``_FillValue``: ``char_as_bytes``), a numpy scalar for one number, an array for
     several, a list of str for several strings. Text is decoded as netCDF4 decodes it: bytes
     that are not ``encoding`` replaced by U+FFFD, NULs removed; an enum's values are numbers
-    of its base type."""
+    of its base type; a compound's values are records of its dtype (``np.void``)."""
     type, values = attribute.type, attribute.values
     scope = attribute.group
     if isinstance(type, str) and scope is not None:
         found = resolve_type(scope, type)
         if isinstance(found, EnumType) and isinstance(found.base, AtomicType):
             type = found.base
+        elif isinstance(found, CompoundType) and not has_record_encoding(found):  # strings, vlens: tuples below
+            # char arrays as netCDF4 gives them: one string each (its dtype_view)
+            records = compound_records(list(values), compound_dtype(found)).view(compound_dtype(found, view=True))
+            return records[0] if len(records) == 1 else records
     if type is AtomicType.CHAR:
         assert isinstance(values, str)
         if char_as_bytes:  # a char _FillValue is one char: "" holds a NUL
             return _raw_bytes(values) or b"\x00"
         return _netcdf4_text(values, encoding)
     if type is AtomicType.STRING:
-        texts = [_netcdf4_text(str(v), encoding) for v in values]
+        texts = [_netcdf4_text("" if v is None else str(v), encoding) for v in values]  # NULL: "" in netCDF4
         return texts[0] if len(texts) == 1 else texts
     if isinstance(type, AtomicType):
         array = np.array(values, dtype_of(type))

@@ -676,6 +676,11 @@ class Variable:
                 raw = raw.view(view)
         if kind == "compound":  # netCDF4: a record is a scalar, a scalar variable a 0-d array
             return raw[()] if raw.ndim == 0 and self.ndim else raw
+        if kind == "string":
+            nulls = [i for i, v in enumerate(raw.reshape(-1)) if v is None]
+            if nulls:  # a NULL string: "" (netCDF4 #915)
+                raw = raw.copy()
+                raw.reshape(-1)[nulls] = ""
         if kind in ("string", "opaque"):
             return raw[()] if raw.ndim == 0 else raw
         if kind == "vlen":  # netCDF4 unpacks (scale_factor, add_offset) numeric vlens too
@@ -747,7 +752,7 @@ class Variable:
         if kind == "string":
             return rules.strings_in(data)
         if kind == "vlen":
-            return rules.vlen_in(data, self._dtype)
+            return rules.vlen_in(data, self._conversion_rules())
         if self._complex is not None:
             complex_values = np.asarray(data, self._complex)
             if self._complex_axis:  # made (real, imaginary) once the selection is known

@@ -43,7 +43,7 @@ from nczarr.values.storage import (
     HDF5_ZSTD,
     VariableStorage,
 )
-from nczarr.values.stored import convert_records, decode_records, has_record_encoding
+from nczarr.values.stored import char_texts, convert_records, decode_records, has_record_encoding
 from nczarr.values.types import (
     atomic_type_of,
     default_fill,
@@ -208,6 +208,9 @@ class Hdf5Reader:
         #: the size in the file of each number of a variable of numbers, by its FQN
         self._numbers: dict[str, int] = {}
         self._types: dict[int, list[tuple[Any, UserType]]] = {}
+        #: each committed type read so far by its place in the file (HDF5's file number and
+        #: object address): a dataset or attribute made with that committed type names it
+        self._committed: dict[tuple[int, int], UserType] = {}
         self._resolver = Resolver()
         #: netcdf-c's dimension ids: every dimension of the file by id, and the next free one
         self._dimension_ids: dict[int, _PlannedDimension] = {}
@@ -397,6 +400,7 @@ class Hdf5Reader:
             return
         group.add(new)
         self._types[id(group)].append((tid, new))
+        self._committed[self._place(tid)] = new
         self._resolver = Resolver()
 
     def _required_type(self, tid: Any, scope: Group) -> AtomicType | str:
@@ -413,24 +417,26 @@ class Hdf5Reader:
             return AtomicType.STRING
         return self._type_ref(tid, scope)
 
+    def _place(self, tid: Any) -> tuple[int, int]:
+        info = self._h5py.h5o.get_info(tid)
+        return int(info.fileno), int(info.addr)
+
     def _type_ref(self, tid: Any, scope: Group) -> AtomicType | str | None:
-        """The netCDF type of an HDF5 type, as netcdf-c maps it: atomic (a number as the
-        native type HDF5 converts it to), or a reference to an equal committed type in
-        ``scope`` or an ancestor, else anywhere in the file read so far (netcdf-c matches
-        them the same way; ncgen lets a group use a type of another branch); None where
-        there is none."""
+        """The netCDF type of an HDF5 type: atomic (a number as the native type HDF5
+        converts it to); the committed type itself where the dataset or attribute was made
+        with it (as nczarr and h5py write them: the file names the type); else, as netcdf-c
+        matches types (``nc4_rec_find_hdf_type``), the first equal committed type read so
+        far, in the whole file (ncgen's files do not say which of two equal types a
+        variable has: netcdf-c, and so nczarr, name the first); None where there is none."""
         h5t = self._h5py.h5t
         kind = tid.get_class()
         if kind == h5t.STRING:
             return AtomicType.STRING if tid.is_variable_str() or tid.get_size() > 1 else AtomicType.CHAR
         if kind in (h5t.INTEGER, h5t.FLOAT):
             return _native_number(h5t, tid)
-        group: Group | None = scope
-        while group is not None:
-            for candidate, node in self._types.get(id(group), ()):
-                if candidate == tid:
-                    return canonical_type_ref(raw_fqn(node), scope, self._resolver)
-            group = group.group  # the parent group
+        named = self._committed.get(self._place(tid)) if tid.committed() else None
+        if named is not None:
+            return canonical_type_ref(raw_fqn(named), scope, self._resolver)
         for types in self._types.values():
             for candidate, node in types:
                 if candidate == tid:
@@ -515,7 +521,7 @@ class Hdf5Reader:
             if self._converted(variable):
                 data = self._read_converted(variable, h5ds, inner, dtype)
             elif dtype.kind == "O" and self._h5py.check_string_dtype(h5ds.dtype):
-                data = np.asarray(h5ds.asstr()[inner], dtype=object)
+                data = _data_with_nulls(self._h5py, h5ds, inner, np.asarray(h5ds.asstr()[inner], dtype=object))
             elif isinstance(records, VlenType):
                 data = _vlens_of_records(h5ds, inner)
             elif records is not None:
@@ -758,6 +764,24 @@ def _with_nulls(attribute: Any, texts: list[str]) -> list[str | None]:
     return [None if text == "" and pointer == 0 else text for text, pointer in zip(texts, pointers.reshape(-1))]
 
 
+def _data_with_nulls(h5py: Any, h5ds: Any, inner: tuple[slice, ...], data: np.ndarray) -> np.ndarray:
+    """Variable-length string data with its NULL strings (h5py reads them as empty; ncdump
+    shows NIL) as None, found by reading the string pointers of the selection themselves."""
+    if not h5ds.id.get_type().is_variable_str() or not np.any(data == ""):
+        return data
+    pointers = np.zeros(data.shape, np.uintp)
+    space = h5ds.id.get_space()
+    if h5ds.ndim:
+        space.select_hyperslab(tuple(s.start for s in inner), tuple(s.stop - s.start for s in inner))
+    memory = h5py.h5s.create_simple(data.shape) if data.ndim else h5py.h5s.create(h5py.h5s.SCALAR)
+    h5ds.id.read(memory, space, pointers, mtype=h5ds.id.get_type())
+    nulls = (pointers == 0) & (data == "")
+    if nulls.any():
+        data = data.copy()
+        data[nulls] = None
+    return data
+
+
 def _char_text(attribute: Any) -> str:
     """A char attribute's text with any NUL inside it: read in its own type, as HDF5's
     conversion of a null-terminated string stops at the first NUL (netcdf-c keeps them all)."""
@@ -784,7 +808,7 @@ def _model_value(value: Any, type: Any) -> Any:
         return value.decode("utf-8", "surrogateescape")
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "S":
-            return b"".join(value.ravel().tolist()).decode("utf-8", "surrogateescape")
+            return char_texts(value)
         return [_model_value(v, None) for v in value.tolist()] if value.dtype.kind != "O" else [
             _model_value(v, None) for v in value
         ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import ctypes
 import logging
 import math
 import os
@@ -48,7 +49,7 @@ from nczarr.values.storage import (
     VariableStorage,
     netcdf_chunks,
 )
-from nczarr.values.stored import convert_records, decode_records, encode_records, has_record_encoding
+from nczarr.values.stored import compound_records, convert_records, decode_records, encode_records, has_record_encoding
 from nczarr.values.types import (
     DEFAULT_FILL,
     compound_dtype,
@@ -406,8 +407,14 @@ class _Writer:
             if type is AtomicType.CHAR:
                 _char_attribute(self.h5py, h5obj, name, str(values))
             elif type is AtomicType.STRING:
-                text = np.array(list(values), dtype=self.h5py.string_dtype("utf-8"))
+                texts = list(values)
+                text = np.array(["" if v is None else v for v in texts], dtype=self.h5py.string_dtype("utf-8"))
                 h5obj.attrs.create(name, text, shape=text.shape)
+                if None in texts:  # NULL strings (CDL's NIL), which h5py cannot write
+                    written = self.h5py.h5a.open(h5obj.id, name.encode("utf-8", "surrogateescape"))
+                    pointers, kept = _string_pointers(np.array(texts, object))
+                    written.write(pointers, mtype=written.get_type())
+                    del kept
             elif isinstance(type, AtomicType):
                 h5obj.attrs.create(name, np.array(values, dtype=numpy_dtype(type)))
             else:
@@ -444,6 +451,8 @@ class _Writer:
                 h5ds.write_direct(values, dest_sel=block)
             elif dtype.names is not None and np.asarray(data).dtype.names is not None:
                 h5ds[block] = _h5_values(np.asarray(data), dtype, self.h5py)  # the file's layout
+            elif base is str and any(v is None for v in np.asarray(data).reshape(-1)):
+                _write_null_strings(self.h5py, h5ds, block, np.asarray(data))
             else:
                 h5ds[block] = data
             if self.progress is not None:
@@ -505,6 +514,28 @@ class _Writer:
             ) from error
 
 
+def _string_pointers(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """The C strings of text values (NULL for None) as HDF5 reads a variable-length string in
+    memory, with the buffers that must outlive the write."""
+    buffers = [
+        None if v is None else ctypes.create_string_buffer(v.encode("utf-8", "surrogateescape")) for v in values.reshape(-1)
+    ]
+    pointers = np.array([0 if b is None else ctypes.addressof(b) for b in buffers], np.uintp)
+    return pointers.reshape(values.shape), buffers
+
+
+def _write_null_strings(h5py: Any, h5ds: Any, block: tuple[slice, ...], values: np.ndarray) -> None:
+    """String data holding NULL strings (CDL's NIL), written as the C pointers netcdf-c
+    writes (h5py refuses None)."""
+    pointers, kept = _string_pointers(values)
+    space = h5ds.id.get_space()
+    if h5ds.ndim:
+        space.select_hyperslab(tuple(s.start for s in block), tuple(s.stop - s.start for s in block))
+    memory = h5py.h5s.create_simple(values.shape) if values.ndim else h5py.h5s.create(h5py.h5s.SCALAR)
+    h5ds.id.write(memory, space, pointers, mtype=h5ds.id.get_type())
+    del kept
+
+
 def _h5_values(values: np.ndarray, dtype: np.dtype, h5py: Any) -> np.ndarray:
     """Raw values (records whose string and vlen fields hold ``str`` and arrays) as an
     array of h5py's ``dtype`` for them (vlens of records made of its records too)."""
@@ -545,16 +576,4 @@ def _user_values(tp: UserType, values: list[Any]) -> np.ndarray:
         return np.array([bytes(v).ljust(tp.size, b"\0") for v in values], dtype=f"V{tp.size}")
     assert isinstance(tp, CompoundType)
     dtype = compound_dtype(tp)
-    return np.array([_record(v, dtype) for v in values], dtype=dtype)
-
-
-def _record(value: tuple[Any, ...], dtype: np.dtype) -> tuple[Any, ...]:
-    fields = []
-    layout = dtype.fields
-    assert layout is not None
-    for item, name in zip(value, dtype.names or ()):
-        field = layout[name][0]
-        if isinstance(item, str) and field.base == np.dtype("S1"):
-            item = np.frombuffer(item.encode("utf-8", "surrogateescape").ljust(field.shape[-1], b"\0"), "S1")
-        fields.append(item)
-    return tuple(fields)
+    return compound_records(values, dtype)

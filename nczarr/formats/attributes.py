@@ -14,11 +14,12 @@ from nczarr.zarr.jsonvalue import JSON
 
 def values_to_json(type: AtomicType, values: list[AttributeValue] | str) -> JSON:
     """The JSON of an attribute's values (§2.10.1): one value bare, several as a list; NaN
-    and infinities as quoted strings; char text as one string."""
+    and infinities as quoted strings; char text as one string; a NULL string (CDL's NIL) as
+    null."""
     if type is AtomicType.CHAR:
         return values
     if type is AtomicType.STRING:
-        items: list[JSON] = [str(v) for v in values]
+        items: list[JSON] = [None if v is None else str(v) for v in values]
     elif type.is_float:
         convert = float32 if type is AtomicType.FLOAT else float
         items = [float_to_json(convert(float(v))) for v in values]
@@ -30,12 +31,13 @@ def values_to_json(type: AtomicType, values: list[AttributeValue] | str) -> JSON
 def as_netcdf_c_writes(type: AtomicType, values: list[AttributeValue] | str) -> list[AttributeValue] | str:
     """Text values as netcdf-c writes them to Zarr v2, which netcdf-c 4.10.1 reads: each up to
     its first NUL (its C strings end there; it reads an escaped NUL as the text ``u0000``, so
-    a char attribute's trailing NUL must not be written)."""
+    a char attribute's trailing NUL must not be written); a NULL string as "" (netcdf-c 4.10.1
+    writes NIL so: its Zarr has no NULL string)."""
     if type is AtomicType.CHAR:
         assert isinstance(values, str)
         return values.split("\x00", 1)[0]
     if type is AtomicType.STRING:
-        return [str(v).split("\x00", 1)[0] for v in values]
+        return ["" if v is None else str(v).split("\x00", 1)[0] for v in values]
     return values
 
 
@@ -46,8 +48,8 @@ def values_from_json(type: AtomicType, data: JSON, where: str) -> list[Attribute
         return data if isinstance(data, str) else compact_json(data)
     items = data if isinstance(data, list) else [data]
     try:
-        if type is AtomicType.STRING:
-            if not all(isinstance(v, str) for v in items):
+        if type is AtomicType.STRING:  # null: a NULL string
+            if not all(v is None or isinstance(v, str) for v in items):
                 raise ValueError("not strings")
             return list(items)
         if type.is_float:

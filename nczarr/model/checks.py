@@ -439,7 +439,7 @@ def _all_fit(values: Sequence[object], tp: AtomicType) -> bool:
     if tp is AtomicType.FLOAT:  # NaN and infinities fit; large finite values need a look
         return all(type(v) is float and (-_FLT_MAX <= v <= _FLT_MAX or v != v) for v in values)
     if tp is AtomicType.STRING:
-        return all(type(v) is str for v in values)
+        return all(type(v) is str or v is None for v in values)
     return False
 
 
@@ -463,4 +463,4 @@ def fits_atomic(value: object, tp: AtomicType) -> bool:
         return True
     if tp is AtomicType.CHAR:
         return isinstance(value, str) and len(value) == 1
-    return isinstance(value, str)
+    return isinstance(value, str) or value is None  # None: a NULL string (CDL's NIL)

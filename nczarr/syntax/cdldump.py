@@ -10,8 +10,9 @@ with dimensions is always ``"chunked"`` (Zarr has no contiguous layout), a scala
 ``"contiguous"``; ``_Fletcher32``, ``_Shuffle`` and ``_DeflateLevel`` come first, in this
 order, the other filters in ``_Filter`` with their HDF5 filter ids (zstd 32015, bzip2 307,
 blosc 32001); with ``-F`` every filter is in ``_Filter``: an HDF5 file's with fletcher32 and
-shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec chain's order,
-with the codecs themselves in ``_Codecs`` (as netcdf-c 4.10.1 shows NCZarr stores).
+shuffle first (netcdf-c orders HDF5's pipeline so), a Zarr store's in its codec chain's order.
+A Zarr store's filtered variable also shows the codecs themselves in ``_Codecs``, with or
+without ``-F`` (as netcdf-c 4.10.1 shows NCZarr stores).
 ``_NCProperties`` and ``_SuperblockVersion`` are a netCDF-4 file's own; a store's
 ``_NCProperties`` names nczarr. ``_IsNetcdf4`` is 0 for the classic model and, as netcdf-c
 decides it, for an HDF5 file with too few of netCDF-4's marks.
@@ -494,7 +495,9 @@ class _Dumper:
             node = self._user_type(type_, group)
             out.raw(f"{lead}{self._type_name(type_, group)} {label} = ")
             texts = [self._value_text(node, v, group) for v in values]
-            if texts:
+            if isinstance(node, OpaqueType | EnumType):  # ncdump prints these past its column counter
+                out.raw(", ".join(texts))
+            elif texts:
                 out.put_row(texts, "")
             out.raw(" ;\n")
             return
@@ -583,7 +586,8 @@ class _Dumper:
             lines.append(("_Storage", '"chunked"'))
             lines.append(("_ChunkSizes", ", ".join(map(str, chunks))))
         chain = _filter_chain(storage, chunks, _type_size(type_))
-        lines.extend(_filter_lines(chain, storage) if self.opts.filters else _named_filter_lines(chain))
+        lines.extend(_filter_lines(chain) if self.opts.filters else _named_filter_lines(chain))
+        lines.extend(_codecs_line(storage))
         if _type_size(type_) > 1:
             lines.append(("_Endianness", f'"{_byte_order(storage)}"'))
         if not storage.fill:
@@ -935,12 +939,30 @@ def _float_fill_mask(raw: np.ndarray, fill: float, type_: AtomicType) -> np.ndar
 
 
 def _same(value: Any, fill: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return False
-    if isinstance(value, np.void) and value.dtype.hasobject:  # a record with strings or vlens
-        return bool(plain_value(value) == plain_value(fill))
+    """Whether a raw value equals the variable's fill (a model value): ncdump prints ``_``
+    for it, whatever the type (compound, opaque, vlen too)."""
+    if isinstance(value, np.ndarray | np.void) or isinstance(fill, tuple | list | bytes):
+        return _equal(plain_value(value), fill)
     try:
         return bool(value == fill) or (value == "" and fill == "")
+    except (TypeError, ValueError):
+        return False
+
+
+def _equal(raw: Any, model: Any) -> bool:
+    """A plain raw value against a model value, as ncdump compares them (byte for byte): a
+    char is bytes in one and text in the other, a char array bytes or one text, NaN equals
+    NaN."""
+    if isinstance(raw, list) and isinstance(model, str | bytes):  # a char array field
+        raw = b"".join(_char_bytes(v) for v in raw)
+    if isinstance(raw, bytes) and isinstance(model, str | bytes):
+        return raw.rstrip(b"\0") == _char_bytes(model).rstrip(b"\0")
+    if isinstance(raw, list | tuple) and isinstance(model, list | tuple):
+        return len(raw) == len(model) and all(_equal(r, m) for r, m in zip(raw, model))
+    if isinstance(raw, float) and isinstance(model, float) and math.isnan(raw):
+        return math.isnan(model)
+    try:
+        return bool(raw == model)
     except (TypeError, ValueError):
         return False
 
@@ -964,6 +986,8 @@ def _char_bytes(value: Any) -> bytes:
         return value.tobytes()
     if isinstance(value, (bytes, np.bytes_)):
         return bytes(value)
+    if isinstance(value, list):  # a char array member of a compound attribute: one text a char
+        return b"".join(_char_bytes(v) for v in _flatten(value))
     return str(value).encode("utf-8", "surrogateescape")
 
 
@@ -1082,18 +1106,21 @@ def _named_filter_lines(chain: list[_Filter]) -> list[tuple[str, str]]:
     return lines
 
 
-def _filter_lines(chain: list[_Filter], storage: VariableStorage) -> list[tuple[str, str]]:
-    """``-F``: every filter in ``_Filter``, and a Zarr store's codecs in ``_Codecs`` (as
-    netcdf-c writes JSON: ``", "`` between members, ``","`` between codecs)."""
-    lines = []
+def _filter_lines(chain: list[_Filter]) -> list[tuple[str, str]]:
+    """``-F``: every filter in ``_Filter``."""
     known = [f.text() for f in chain if f.id is not None]
-    if known:
-        lines.append(("_Filter", '"' + "|".join(known) + '"'))
+    return [("_Filter", '"' + "|".join(known) + '"')] if known else []
+
+
+def _codecs_line(storage: VariableStorage) -> list[tuple[str, str]]:
+    """A Zarr store's codecs in ``_Codecs``, with or without ``-F``, whatever the codec (as
+    netcdf-c shows every filtered NCZarr variable; an HDF5 file has none), in netcdf-c's JSON:
+    ``", "`` between members, ``","`` between codecs."""
     stored = _stored_codecs(storage)
-    if stored:
-        text = "[" + ",".join(dumps(codec).decode() for codec in stored) + "]"
-        lines.append(("_Codecs", '"' + _escape(text.encode(), _TEXT_TABLE) + '"'))
-    return lines
+    if not stored:
+        return []
+    text = "[" + ",".join(dumps(codec).decode() for codec in stored) + "]"
+    return [("_Codecs", '"' + _escape(text.encode(), _TEXT_TABLE) + '"')]
 
 
 def _byte_order(storage: VariableStorage) -> str:

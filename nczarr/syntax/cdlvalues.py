@@ -29,6 +29,7 @@ from nczarr.model import (
 )
 from nczarr.syntax.lalr import Token
 from nczarr.syntax.limits import MAX_CHAR_DATA
+from nczarr.values.stored import char_texts
 from nczarr.values.types import DEFAULT_FILL, value_dtype
 
 ErrorMaker = Callable[[str, Any], ParseError]
@@ -385,7 +386,7 @@ def _atomic_value(item: Const, type: AtomicType, error: ErrorMaker) -> Any:
         if kind == "text":
             return item.text().split("\x00", 1)[0]
         if kind == "nil":
-            return ""
+            return None  # a NULL string
         if kind in ("number", "char"):
             return str(item.value)
     elif kind == "text":
@@ -522,7 +523,25 @@ class Values:
 
     def attribute(self, type: UserType, items: list[DataItem], name: Token) -> list[AttributeValue]:
         """The values of an attribute of a user-defined type, as model values."""
-        return [self._model_value(type, constant(item, self.error), name) for item in items]
+        return [self._model_chars(type, self._model_value(type, constant(item, self.error), name)) for item in items]
+
+    def _model_chars(self, type: AtomicType | UserType, value: Any) -> Any:
+        """An attribute value with each char array member of a compound as the model holds
+        it: one-character texts (a NUL ``"\\x00"``), not numpy's bytes."""
+        if isinstance(type, VlenType):
+            base = self._resolve(type.base)
+            return [self._model_chars(base, v) for v in value]
+        if not isinstance(type, CompoundType):
+            return value
+        fields = []
+        for f, item in zip(type.fields, value):
+            ftype = self._resolve(f.type)
+            if f.shape and ftype is AtomicType.CHAR:
+                item = char_texts(item)
+            elif not f.shape:
+                item = self._model_chars(ftype, item)
+            fields.append(item)
+        return tuple(fields)
 
     def _model_value(self, type: AtomicType | UserType, item: Const, where: Any) -> Any:
         if item.kind == "fill":
@@ -557,9 +576,18 @@ class Values:
                 values.append(default.tolist())
             elif f.shape:
                 values.append(self._array_field(ftype, f.shape, inner[index]).tolist())
+            elif ftype is AtomicType.CHAR:
+                values.append(self._char_field(inner[index]))
             else:
                 values.append(self._model_value(ftype, inner[index], where))
         return tuple(values)
+
+    def _char_field(self, item: Const) -> str:
+        """A compound's one char: a character constant, or a string's first character
+        (``"-x"`` is ``'-'``, ``""`` a NUL), as ncgen takes them; a number is refused, as ncgen does."""
+        if item.kind not in ("text", "char"):
+            raise self.error("a char field takes a character or a string, not a number (ncgen: illegal conversion)", item.token)
+        return _char_bytes([item])[:1].decode("utf-8", "surrogateescape") or "\x00"
 
     def _inner_items(self, item: Const) -> list[Const]:
         """The items of a braced value of a user type; NIL is refused there, as ncgen does."""

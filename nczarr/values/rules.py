@@ -460,13 +460,25 @@ def strings_in(data: object) -> np.ndarray:
     return out
 
 
-def vlen_in(data: object, dtype: np.dtype) -> np.ndarray:
+def vlen_in(data: object, conversion: Conversion) -> np.ndarray:
     """Data assigned to a vlen variable as raw values: an object array of 1-D arrays of
-    ``dtype`` (an array that is not of objects is one sequence)."""
+    ``conversion.dtype``.
+
+    One sequence (an array that is not of objects, or a list of numbers) is one element and,
+    as netCDF4 does, packed with ``scale_factor``/``add_offset`` when scaling is on
+    (``round((x - add_offset) / scale_factor)``, then cast to the base type); with scaling
+    off it must already be of the base type. An object array holds elements of the base type.
+    """
+    dtype = np.dtype(conversion.dtype)
+    if isinstance(data, list) and all(isinstance(item, (int, float, np.number)) for item in data):
+        data = np.asarray(data)
     array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
     if array.dtype != object:
+        item = _packed(array, conversion) if conversion.scale else array
+        if item.dtype != dtype:
+            raise DataTypeError(f"wrong data type: should be {dtype}, got {item.dtype}")
         single = np.empty((), object)
-        single[()] = array
+        single[()] = np.asarray(item).reshape(-1)
         return single
     out = np.empty(array.shape, object)
     flat = out.reshape(-1)

@@ -23,8 +23,9 @@ had). Empty bytes, a value never written, read as the zero record (0, NULL strin
 
 from __future__ import annotations
 
+import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,10 +114,15 @@ def raw_to_stored(
     if type is AtomicType.CHAR:
         return values.view(stored_dtype) if stored_dtype != values.dtype else values
     if type is AtomicType.STRING:
+        # a Zarr array has no NULL string (CDL's NIL): "" in its place, as netcdf-c 4.10.1 writes it
+        flat = values.reshape(-1)
         if stored_dtype.kind == "S":
-            encoded = [s.encode(encoding) for s in values.reshape(-1)]
-            return np.array(encoded, stored_dtype).reshape(values.shape)
-        return values
+            return np.array([(s or "").encode(encoding) for s in flat], stored_dtype).reshape(values.shape)
+        if not any(s is None for s in flat):
+            return values
+        texts = np.empty(values.shape, object)
+        texts.reshape(-1)[:] = ["" if s is None else s for s in flat]
+        return texts
     if isinstance(type, CompoundType | VlenType) and has_record_encoding(type, resolver=resolver):
         return encode_records(values, type, resolver=resolver)
     if isinstance(type, CompoundType):
@@ -129,7 +135,9 @@ def raw_to_stored(
         out = np.empty(values.shape, object)
         flat = out.reshape(-1)
         for i, item in enumerate(values.reshape(-1)):
-            flat[i] = np.asarray(item).astype(base).tobytes()
+            # a list of records (nested tuples) becomes an array only in their own dtype
+            array = item if isinstance(item, np.ndarray) else np.array(item, dtype=base)
+            flat[i] = array.astype(base).tobytes()
         return out
     return values
 
@@ -451,3 +459,34 @@ def plain_value(value: object) -> object:
     if isinstance(value, list | tuple):
         return type(value)(plain_value(v) for v in value)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def compound_records(values: Sequence[object], dtype: np.dtype) -> np.ndarray:
+    """Model values of a compound (tuples; a char or char array member as text, nested
+    compounds as tuples) as records of ``dtype``, as netCDF4 gives a compound attribute and
+    h5py writes one."""
+    return np.array([_model_record(v, dtype) for v in values], dtype=dtype)
+
+
+def _model_record(value: object, dtype: np.dtype) -> object:
+    if not isinstance(value, tuple | list) or dtype.fields is None:
+        return value
+    fields = []
+    for item, name in zip(value, dtype.names or ()):
+        field = dtype.fields[name][0]
+        if isinstance(item, str) and field.base == np.dtype("S1"):
+            raw = item.encode("utf-8", "surrogateescape")
+            if field.shape:  # a char array: its text, NUL-padded
+                item = np.frombuffer(raw.ljust(math.prod(field.shape), b"\0"), "S1").reshape(field.shape)
+            else:  # one char, given as a one-character string ('-' or "-")
+                item = raw[:1]
+        elif field.names is not None:
+            item = _model_record(item, field)
+        fields.append(item)
+    return tuple(fields)
+
+
+def char_texts(chars: object) -> list[str]:
+    """Chars (numpy's ``S1`` items, any shape) as the model holds a char array member of a
+    compound or a vlen of chars: one one-character text each, a NUL as ``"\\x00"``."""
+    return [bytes(c).decode("utf-8", "surrogateescape") or "\x00" for c in np.ravel(np.asarray(chars, "S1"))]

@@ -200,6 +200,49 @@ def test_vlen_integers_are_unpacked(scale: bool, tmp_path: Path) -> None:
     assert views[0][0] == ((np.float64, [1.5, 2.0]) if scale else (np.int16, [1, 2]))
 
 
+def _write_scaled_vlen(library: Any, path: str, scale: bool) -> list[Any]:
+    """netCDF4's test_vlen.py Vlen_ScaledInts: floats written to a vlen of small integers with
+    ``scale_factor`` (and ``add_offset``) are packed, element by element."""
+    with library.Dataset(path, "w") as ds:
+        ds.createDimension("x", None)
+        var = ds.createVariable("vl", ds.createVLType(np.uint8, "vltest"), ("x",))
+        var.scale_factor = 1.0 / 254.0
+        var.missing_value = np.array(255, np.uint8)
+        offset = ds.createVariable("off", ds.createVLType(np.int16, "vi"), ("x",))
+        offset.scale_factor, offset.add_offset = 0.5, 1.0
+        var.set_auto_scale(scale)
+        offset.set_auto_scale(scale)
+        data = [np.array([0, 0.5, 1.0, 0.1234, 0.9]), np.array([0.3, 0.7]), np.array([2.0, -0.1])]
+        outcome: list[Any] = []
+        for i, item in enumerate(data):
+            try:
+                var[i] = item
+            except TypeError as error:
+                outcome.append(str(error))
+        if scale:  # a list of numbers is one element too, when packed
+            offset[0] = [1.6, 2.2, -7.3]
+        offset[1] = np.array([5, 7], np.int16)
+    with library.Dataset(path) as ds:
+        for name in ("vl", "off"):
+            ds[name].set_auto_maskandscale(False)
+            outcome.append([(a.dtype, a.tolist()) for a in ds[name][:]])
+            ds[name].set_auto_maskandscale(True)
+            outcome.append([(a.dtype, a.tolist()) for a in ds[name][:]])
+    return outcome
+
+
+def test_vlen_floats_are_packed_as_netcdf4_packs_them(tmp_path: Path) -> None:
+    got = {name: _write_scaled_vlen(library, str(tmp_path / f"{name}.nc"), True) for name, library in LIBRARIES.items()}
+    assert got["nczarr"] == got["netCDF4"]
+    assert got["nczarr"][0] == [(np.uint8, [0, 127, 254, 31, 229]), (np.uint8, [76, 178]), (np.uint8, [252, 231])]
+
+
+def test_vlen_floats_unscaled_are_refused_as_netcdf4_refuses_them(tmp_path: Path) -> None:
+    got = {name: _write_scaled_vlen(library, str(tmp_path / f"{name}.nc"), False) for name, library in LIBRARIES.items()}
+    assert got["nczarr"] == got["netCDF4"]
+    assert got["nczarr"][:3] == ["wrong data type: should be uint8, got float64"] * 3
+
+
 # -- fancy indexing after writes -----------------------------------------------------------------
 
 

@@ -185,7 +185,8 @@ def compare(tmp_path: Path, nc: Path, args: list[str], options: DumpOptions) -> 
     if not store.exists():
         nczarr_copy(nc, store)
     expected = _drop_properties(ncdump(nc, *args))
-    got = _drop_properties(ours(store, options))
+    # a store's filtered variables show their codecs too (as netcdf-c shows NCZarr's); a file has none
+    got = "".join(line for line in _drop_properties(ours(store, options)).splitlines(keepends=True) if ":_Codecs = " not in line)
     assert got == expected
 
 

@@ -85,10 +85,15 @@ def test_netcdf4_file_as_ncdump(special, flags, capsys):
 
 
 def test_zarr_copy_shows_the_file_s_settings(special, capsys):
+    """The file's settings, and (netcdf-c shows them for every filtered NCZarr variable) the
+    store's codecs in ``_Codecs`` right after the filters."""
     nc, store = special
     expected = [line for line in ncdump(nc, "-s").splitlines() if ":_NCProperties" not in line]
     got = ours(store, capsys, "-s").splitlines()
-    assert [line for line in got if ":_NCProperties" not in line] == expected
+    assert [line for line in got if ":_NCProperties" not in line and ":_Codecs" not in line] == expected
+    codecs = {line.split(":")[0].strip(): i for i, line in enumerate(got) if ":_Codecs = " in line}
+    assert sorted(codecs) == ["a", "c", "d"]  # the filtered ones
+    assert got[codecs["a"] - 1] == "\t\ta:_DeflateLevel = 5 ;"
     assert '\t\t:_NCProperties = "version=2,nczarr=2.0.0,nczarr-python=' in "\n".join(got)
 
 
@@ -170,3 +175,37 @@ def test_codecs_of_the_wheel_s_store_are_its_own(wheel_store, capsys):
         codecs = next(line for line in lines_of(text, name) if line.startswith(f"{name}:_Codecs"))
         assert json.loads(codecs.split(" = ", 1)[1].removesuffix(" ;")[1:-1].replace('\\"', '"')) == chain
     assert lines_of(text, "a")[2] == 'a:_Filter = "2,0|1,5|3" ;'  # netcdf-c stores shuffle's elementsize 0
+
+
+#: netCDF4's compression words, for every codec netcdf-c 4.10.1 writes to a Zarr store.
+WHEEL_CODECS = ["zlib", "bzip2", "zstd", "blosc_lz4", "blosc_zstd", "szip"]
+
+
+@pytest.mark.parametrize("mode", ["nczarr", "zarr"])
+def test_codecs_of_every_codec_with_plain_s_as_the_wheel_sees_them(tmp_path, mode, capsys):
+    """``_Codecs`` with plain ``-s`` for every codec (bzip2, zstd, blosc and szip as deflate):
+    the text netcdf-c 4.10.1 gives for the variable's ``_Codecs`` attribute."""
+    path = tmp_path / "codecs.zarr"
+    with netCDF4.Dataset(f"file://{path}#mode={mode},file", "w") as ds:
+        ds.createDimension("x", 400)
+        for compression in WHEEL_CODECS:
+            v = ds.createVariable(compression, "i4", ("x",), compression=compression, shuffle=compression == "zlib")
+            v[:] = np.arange(400)
+    text = ours(path, capsys, "-s", "-h")
+    with netCDF4.Dataset(f"file://{path}#mode={mode},file") as ds:
+        for compression in WHEEL_CODECS:
+            wheel = ds[compression].getncattr("_Codecs")
+            line = next(line for line in lines_of(text, compression) if ":_Codecs = " in line)
+            assert json.loads(line.split(" = ", 1)[1].removesuffix(" ;")[1:-1].replace('\\"', '"')) == json.loads(wheel)
+
+
+def test_filter_given_as_a_number_shows_its_codecs(tmp_path, capsys):
+    """``_Filter = "307,9"`` (bzip2 by its HDF5 id) in CDL: ``_Filter`` and ``_Codecs``."""
+    cdl = tmp_path / "f.cdl"
+    cdl.write_text('netcdf f { dimensions: x = 4 ; variables: int v(x) ; v:_Filter = "307,9" ; data: v = 1, 2, 3, 4 ; }')
+    assert main(["gen", "-o", str(tmp_path / "f.zarr"), str(cdl)]) == 0
+    lines = lines_of(ours(tmp_path / "f.zarr", capsys, "-s"), "v")
+    assert lines[2:4] == [
+        'v:_Filter = "307,9" ;',
+        'v:_Codecs = "[{\\"name\\": \\"numcodecs.bz2\\", \\"configuration\\": {\\"level\\": 9}}]" ;',
+    ]
