@@ -98,6 +98,11 @@ class CodecPipeline(Protocol):
         other, decoding only what they need; None when this chunk must be decoded whole."""
         ...
 
+    def decode_into(self, data: Buffer, out: np.ndarray) -> bool:
+        """Decode a whole chunk straight into ``out`` (writable, contiguous uint8 of the
+        chunk's size, in its order); False when it must be decoded by ``decode``."""
+        ...
+
     @property
     def is_raw(self) -> bool:
         """True when the stored bytes are exactly ``chunk.tobytes()`` in native order and

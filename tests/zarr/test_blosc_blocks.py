@@ -63,13 +63,13 @@ def test_frames_it_does_not_serve_go_to_blosc(cname: str, shuffle: int) -> None:
 
 def _count_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
-    original = bloscframe.BloscFrame._block
+    original = bloscframe.BloscFrame._planes
 
-    def counting(self: bloscframe.BloscFrame, view: memoryview, index: int, dest: np.ndarray) -> None:
+    def counting(self: bloscframe.BloscFrame, view: memoryview, index: int, size: int, library: object) -> list[Buffer]:
         seen.append(index)
-        original(self, view, index, dest)
+        return original(self, view, index, size, library)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(bloscframe.BloscFrame, "_block", counting)
+    monkeypatch.setattr(bloscframe.BloscFrame, "_planes", counting)
     return seen
 
 
@@ -132,18 +132,53 @@ def test_whole_zlib_chunks_decode_through_bloscframe(tmp_path: Path, monkeypatch
                          chunks=(10, 30, 24), compressors=[BLOSC_V3])
     array[...] = values
     array.close()
-    calls: list[int] = []
+    calls: list[tuple[int, bool]] = []
     original = bloscframe.BloscFrame.decode
 
-    def recording(self: bloscframe.BloscFrame, data: Buffer) -> memoryview:
-        calls.append(self.nbytes)
-        return original(self, data)
+    def recording(self: bloscframe.BloscFrame, data: Buffer, out: np.ndarray | None = None) -> memoryview:
+        calls.append((self.nbytes, out is not None))
+        return original(self, data, out)
 
     monkeypatch.setattr(bloscframe.BloscFrame, "decode", recording)
     with nczarr.config.settings(threads=threads):
         reader = open_array(DirectoryStore(tmp_path / "a.zarr", read_only=True), "v")
         assert np.array_equal(reader[...], values)
-    assert calls == [28800] * 4
+    # each whole chunk decodes straight into its place in the result
+    assert calls == [(28800, True)] * 4
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("shuffle", [0, 1])
+def test_whole_chunks_decode_into_any_place_of_the_result(tmp_path: Path, zarr_format: int, shuffle: int) -> None:
+    # contiguous places (decoded straight into the result), strided ones, edge chunks
+    values = field((23, 30, 25))
+    codecs = (
+        {"compressors": [{"name": "blosc", "configuration": {"cname": "zlib", "clevel": 1, "typesize": 4,
+                                                             "shuffle": "shuffle" if shuffle else "noshuffle"}}]}
+        if zarr_format == 3 else {"compressor": {"id": "blosc", "cname": "zlib", "clevel": 1, "shuffle": shuffle}}
+    )
+    for chunks in ((10, 30, 25), (5, 30, 10), (23, 30, 25)):
+        path = tmp_path / f"{chunks}.zarr"
+        array = create_array(DirectoryStore(path), "v", zarr_format=zarr_format, shape=values.shape, dtype="f4",
+                             chunks=chunks, **codecs)
+        array[...] = values
+        array.close()
+        reader = open_array(DirectoryStore(path, read_only=True), "v")
+        assert np.array_equal(reader[...], values)
+        assert np.array_equal(reader[10:20], values[10:20])
+        assert np.array_equal(reader[:, :, 10:20], values[:, :, 10:20])
+
+
+def test_numcodecs_blosc_frames_decode_into_a_buffer_of_their_size() -> None:
+    values = field((1001,), "f8")
+    encoded = Blosc(cname="zlib", clevel=1, shuffle=Blosc.SHUFFLE, blocksize=1024).encode(values)
+    frame = bloscframe.parse("blosc", encoded)
+    assert frame is not None
+    out = np.empty(values.nbytes, dtype=np.uint8)
+    frame.decode(encoded, out)
+    assert out.tobytes() == values.tobytes()
+    with pytest.raises(CodecError, match="the chunk's place 8000"):
+        frame.decode(encoded, np.empty(8000, dtype=np.uint8))
 
 
 def test_netcdf4_reads_the_blosc_nczarr_writes(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ CodecError, never a read outside it.
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,15 +63,18 @@ class BloscFrame:
     def _error(self, what: str) -> CodecError:
         return CodecError(f"codec {self.name!r}: corrupt blosc frame: {what}")
 
-    def decode(self, data: Buffer) -> memoryview:
-        """Every block: the whole decoded chunk."""
+    def decode(self, data: Buffer, out: np.ndarray | None = None) -> memoryview:
+        """Every block: the whole decoded chunk, into ``out`` (a writable, contiguous uint8
+        array of ``nbytes``: the chunk's place in a result) when given."""
         view = byte_view(data)
+        if out is None:
+            out = np.empty(self.nbytes, dtype=np.uint8)
+        elif out.nbytes != self.nbytes:
+            raise self._error(f"it holds {self.nbytes} bytes, the chunk's place {out.nbytes}")
         if self.flags & _MEMCPYED:
-            return self.decode_ranges(view, [(0, self.nbytes)])
-        out = np.empty(self.nbytes, dtype=np.uint8)
-        for index in range(self.nblocks):
-            start = index * self.blocksize
-            self._block(view, index, out[start : start + self.blocksize])
+            out[:] = np.frombuffer(view, dtype=np.uint8, count=self.nbytes, offset=HEADER_NBYTES)
+        elif self.nbytes:
+            self._blocks(view, 0, self.nblocks, out)
         return byte_view(out)
 
     def decode_ranges(self, data: Buffer, ranges: Sequence[tuple[int, int]]) -> memoryview:
@@ -96,7 +100,7 @@ class BloscFrame:
                 if block is None:
                     size = min(self.blocksize, self.nbytes - index * self.blocksize)
                     block = blocks[index] = np.empty(size, dtype=np.uint8)
-                    self._block(view, index, block)
+                    self._blocks(view, index, index + 1, block)
                 start = offset - index * self.blocksize
                 take = min(end - offset, len(block) - start)
                 out[position : position + take] = block[start : start + take]
@@ -108,47 +112,67 @@ class BloscFrame:
         if offset < 0 or length < 0 or offset + length > self.nbytes:
             raise self._error(f"bytes {offset}..{offset + length} asked of a chunk of {self.nbytes}")
 
-    def _block(self, view: memoryview, index: int, dest: np.ndarray) -> None:
-        """Decode (and unshuffle) block ``index`` into ``dest``, a uint8 array of its size."""
-        size = len(dest)
-        short = size < self.blocksize
+    def _blocks(self, view: memoryview, first: int, stop: int, dest: np.ndarray) -> None:
+        """Decode blocks ``first`` to ``stop - 1`` into ``dest``, a uint8 array of their size.
+        Unshuffled, the planes go straight into ``dest``; shuffled, they go as stored streams
+        into a blosc frame of those blocks, which the blosc library unshuffles into ``dest``
+        (its SIMD unshuffle: 4.2 ms for 50 chunks of 415 KB against 7.4 ms for numpy's
+        strided copies, one core)."""
+        library = fastzlib.decompressor() if self.flags >> 5 == _ZLIB else None
+        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
+        pieces: list[Buffer] = []  # the planes of every block, in order
+        starts: list[int] = []
+        position = HEADER_NBYTES + 4 * (stop - first)
+        offset = 0
+        for index in range(first, stop):
+            size = min(self.blocksize, self.nbytes - index * self.blocksize)
+            planes = self._planes(view, index, size, library)
+            if not shuffled:
+                for plane in planes:
+                    dest[offset : offset + len(plane)] = np.frombuffer(plane, dtype=np.uint8)
+                    offset += len(plane)
+                continue
+            starts.append(position)
+            pieces.extend(planes)
+            position += sum(4 + len(plane) for plane in planes)
+        if shuffled:
+            _unshuffle(self, starts, pieces, position, dest)
+
+    def _planes(self, view: memoryview, index: int, size: int, library: fastzlib.DeflateLibrary | None) -> list[Buffer]:
+        """The decoded streams of block ``index`` (of ``size`` bytes): its ``typesize`` byte
+        planes when it is split, else the whole block."""
         split = (
             not self.flags & _DONT_SPLIT
             and self.typesize <= _MAX_SPLITS
             and size // self.typesize >= _MIN_SPLIT_NBYTES
-            and not short
+            and size == self.blocksize
         )
         nsplits = self.typesize if split else 1
         plane = size // nsplits
         if plane * nsplits != size:
             raise self._error(f"block {index} of {size} bytes does not split into {nsplits} planes")
-        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
-        planes: list[np.ndarray] = []
+        planes: list[Buffer] = []
         position = self.starts[index]
         for _ in range(nsplits):
             if position + 4 > len(view):
                 raise self._error(f"block {index} runs past the end of the frame")
-            (length,) = struct.unpack_from("<i", view, position)
+            (length,) = _LENGTH.unpack_from(view, position)
             position += 4
             if length < 0 or length > len(view) - position:
                 raise self._error(f"a stream of block {index} claims {length} bytes")
             stream = view[position : position + length]
             position += length
-            piece = stream if length == plane else self._inflate(stream, plane)
+            piece = stream if length == plane else self._inflate(stream, plane, library)
             if len(piece) != plane:
                 raise self._error(f"a stream of block {index} decodes to {len(piece)} bytes, not {plane}")
-            planes.append(np.frombuffer(piece, dtype=np.uint8))
-        if shuffled:
-            _unshuffle(planes[0] if nsplits == 1 else planes, self.typesize, dest)
-        else:
-            for j, values in enumerate(planes):
-                dest[j * plane : (j + 1) * plane] = values
+            planes.append(piece)
+        return planes
 
-    def _inflate(self, stream: memoryview, size: int) -> Buffer:
+    def _inflate(self, stream: memoryview, size: int, library: fastzlib.DeflateLibrary | None) -> Buffer:
         code = self.flags >> 5
         try:
             if code == _ZLIB:
-                return fastzlib.decompress(self.name, stream, size)
+                return fastzlib.decompress(self.name, stream, size, library)
             if code == _ZSTD:
                 import numcodecs.zstd
 
@@ -166,21 +190,41 @@ class BloscFrame:
             raise self._error(f"a {_FORMATS[code]} stream does not decode ({e})") from None
 
 
-def _unshuffle(planes: np.ndarray | list[np.ndarray], typesize: int, dest: np.ndarray) -> None:
-    """Blosc's byte unshuffle of one block into ``dest``: plane ``i`` holds byte ``i`` of
-    each element; the bytes past the last whole element are copied as they are. ``planes``:
-    the block, or (a split block) its ``typesize`` planes. One strided copy per plane (a
-    transposing copy takes five times as long)."""
-    count = len(dest) // typesize
-    whole = count * typesize
-    elements = dest[:whole].reshape(count, typesize)
-    if isinstance(planes, list):
-        for i, values in enumerate(planes):
-            elements[:, i] = values
-        return
-    for i in range(typesize):
-        elements[:, i] = planes[i * count : (i + 1) * count]
-    dest[whole:] = planes[whole:]
+_LENGTH = struct.Struct("<i")
+
+
+def _unshuffle(frame: BloscFrame, starts: list[int], planes: list[Buffer], cbytes: int, dest: np.ndarray) -> None:
+    """Unshuffle the decoded ``planes`` of consecutive blocks starting at ``starts`` (their
+    offsets in a frame of ``cbytes``) into ``dest``: they go as stored streams (compressor
+    code 0; a stream as long as its plane is stored) into a blosc frame of those blocks, in
+    this thread's scratch buffer (a fresh one faults in every page), and the blosc library
+    copies and unshuffles them (on the calling thread, the GIL released, in a pool thread;
+    see compress._blosc_threads)."""
+    import numcodecs.blosc
+
+    flags = frame.flags & (_DOSHUFFLE | _DONT_SPLIT)
+    blocksize = frame.blocksize
+    if dest.nbytes < blocksize:  # a short block alone: blosc wants it whole and unsplit
+        flags, blocksize = flags | _DONT_SPLIT, dest.nbytes
+    scratch = getattr(_scratch, "frame", None)
+    if scratch is None or len(scratch) < cbytes:
+        scratch = _scratch.frame = bytearray(cbytes)
+    _HEADER.pack_into(scratch, 0, 2, 1, flags, frame.typesize, dest.nbytes, blocksize, cbytes)
+    struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
+    position = starts[0]
+    for plane in planes:
+        size = len(plane)
+        _LENGTH.pack_into(scratch, position, size)
+        scratch[position + 4 : position + 4 + size] = plane
+        position += 4 + size
+    try:
+        numcodecs.blosc.decompress(memoryview(scratch)[:cbytes], dest)
+    except Exception as e:  # numcodecs raises RuntimeError
+        raise frame._error(f"its blocks do not unshuffle ({e})") from None
+
+
+#: Per thread, the buffer in which ``_unshuffle`` lays out a frame.
+_scratch = threading.local()
 
 
 _L1 = 32 * 1024
@@ -250,7 +294,8 @@ def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_
 
 
 def _shuffle(block: np.ndarray, typesize: int, dest: np.ndarray) -> np.ndarray:
-    """Blosc's byte shuffle of one block into ``dest`` (the inverse of ``_unshuffle``)."""
+    """Blosc's byte shuffle of one block into ``dest``: plane ``i`` holds byte ``i`` of each
+    element; the bytes past the last whole element stay as they are."""
     count = len(block) // typesize
     whole = count * typesize
     elements = block[:whole].reshape(count, typesize)

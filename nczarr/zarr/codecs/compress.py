@@ -222,6 +222,7 @@ class BloscCodec(Codec):
         return encoded
 
     def _checked_frame(self, data: ChunkData, limit: int) -> memoryview:
+        _blosc_threads()  # bloscframe unshuffles through the blosc library too
         view = byte_view(data)
         if view.nbytes < _BLOSC_HEADER_NBYTES:
             raise CodecError(f"codec {self.name!r}: {view.nbytes} bytes cannot hold a blosc header")
@@ -243,9 +244,20 @@ class BloscCodec(Codec):
             frame = bloscframe.parse(self.name, view)
             if frame is not None:
                 return frame.decode(view)
-        _blosc_threads()
         decoded: bytes = self.impl.decode(data)
         return decoded
+
+    def decode_into(self, data: ChunkData, out: np.ndarray, limit: int) -> bool:
+        """Decode a whole frame of ``limit`` bytes into ``out`` (writable, contiguous uint8 of
+        that size); False when bloscframe does not serve the frame (then ``decode``)."""
+        view = self._checked_frame(data, limit)
+        frame = bloscframe.parse(self.name, view)
+        if frame is None:
+            return False
+        if frame.nbytes != limit:
+            raise CodecError(f"codec {self.name!r}: the blosc frame holds {frame.nbytes} bytes, a chunk {limit}")
+        frame.decode(view, out)
+        return True
 
     def decode_ranges(self, data: ChunkData, ranges: Sequence[tuple[int, int]], limit: int) -> memoryview | None:
         """The decoded bytes of ``ranges`` ((offset, length) of the decoded chunk of ``limit``

@@ -162,6 +162,15 @@ class Pipeline:
             raise CodecError("decoding ranges needs a chain of bytes and blosc")
         return codec.decode_ranges(data, ranges, raw_nbytes(self.spec))
 
+    def decode_into(self, data: Buffer, out: np.ndarray) -> bool:
+        """Decode a whole chunk straight into ``out`` (writable, contiguous uint8 of the
+        chunk's size, in its order); needs ``ranges_decodable``. False when the frame is one
+        the blosc library must decode (then ``decode``)."""
+        codec = self.codecs[-1]
+        if not self.ranges_decodable or not isinstance(codec, BloscCodec):
+            raise CodecError("decoding into a buffer needs a chain of bytes and blosc")
+        return codec.decode_into(data, out, raw_nbytes(self.spec))
+
     def decode_partial(self, get_range: GetRange, selection: Sequence[Selector]) -> np.ndarray:
         """Part of a stored shard, reading only its index and the inner chunks ``selection``
         touches through ``get_range(offset, length)``; needs ``partial_decodable``.
