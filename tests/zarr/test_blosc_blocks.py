@@ -273,3 +273,25 @@ def test_a_corrupt_chunk_names_its_key(tmp_path: Path) -> None:
         reader[:, 3, 4]
     with pytest.raises(CodecError, match="c/1/0/0"):
         reader[...]
+
+
+def test_a_plane_of_long_runs_is_deflated_so_that_it_inflates_fast() -> None:
+    # the exponent byte of a smooth float field is one value: ISA-L codes its runs as copies at
+    # distance 1 (slow to inflate), so that plane goes through the standard zlib at level 1
+    import zlib
+
+    values = (1.5 + np.linspace(0, 0.4, 64 * 1024)).astype("f4")
+    encoded = bloscframe.encode_zlib(values, 4, 1, True)
+    frame = bloscframe.parse("blosc", encoded)
+    assert frame is not None and not frame.flags & 0x10  # split into byte planes
+    plane = frame.blocksize // 4
+    streams = []
+    position = frame.starts[0]
+    for _ in range(4):
+        (length,) = struct.unpack_from("<i", encoded, position)
+        streams.append(encoded[position + 4 : position + 4 + length])
+        position += 4 + length
+    top = values[: plane].view(np.uint8).reshape(-1, 4)[:, 3].tobytes()
+    assert len(set(top)) <= 2 and streams[3] == zlib.compress(top, 1)
+    assert bytes(frame.decode(encoded)) == values.tobytes()
+    assert Blosc().decode(encoded) == values.tobytes()

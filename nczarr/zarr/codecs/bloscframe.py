@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -253,10 +254,20 @@ def zlib_blocksize(nbytes: int, typesize: int, clevel: int, forced: int = 0) -> 
     return blocksize
 
 
+#: A plane that compresses more than this many times is mostly long runs of one byte (the
+#: exponent byte of a smooth float field). ISA-L and libdeflate code a run as copies at
+#: distance 1, which every inflater copies byte by byte (70 us for 32 KB, 4 times an
+#: incompressible plane); the standard zlib at level 1 codes it so that it inflates in 4 us,
+#: and compresses such a plane fast: the engine benchmark's blosc slab array compresses 14 %
+#: slower, 0.2 % bigger, and inflates 2.2 times faster.
+_RUNS_RATIO = 32
+
+
 def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_blocksize: int = 0) -> bytes:
     """``data`` as a blosc 1 frame of zlib streams at ``clevel`` (1-9), byte-shuffled or not,
     laid out as c-blosc lays it out, the streams deflated by the fast deflate library
-    (``fastzlib``: ISA-L at levels 1-3). Every blosc 1 reader decodes it. Needs at least
+    (``fastzlib``: ISA-L at levels 1-3), those of long runs by the standard zlib at level 1
+    (``_RUNS_RATIO``). Every blosc 1 reader decodes it. Needs at least
     128 bytes (c-blosc stores less as is; the blosc library encodes those)."""
     raw = np.frombuffer(byte_view(data), dtype=np.uint8)
     nbytes = len(raw)
@@ -281,6 +292,8 @@ def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_
         for j in range(nsplits):
             stream = block[j * plane : (j + 1) * plane]
             packed = fastzlib.compress(byte_view(stream), clevel, False)
+            if len(packed) * _RUNS_RATIO < plane:
+                packed = zlib.compress(stream, 1)
             if len(packed) >= plane:  # stored as is: a length equal to the plane's says so
                 packed = stream.tobytes()
             pieces.append(struct.pack("<i", len(packed)))
