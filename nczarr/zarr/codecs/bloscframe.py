@@ -293,7 +293,7 @@ def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_
             stream = block[j * plane : (j + 1) * plane]
             packed = fastzlib.compress(byte_view(stream), clevel, False)
             if len(packed) * _RUNS_RATIO < plane:
-                packed = zlib.compress(stream, 1)
+                packed = zlib.compress(byte_view(stream), 1)
             if len(packed) >= plane:  # stored as is: a length equal to the plane's says so
                 packed = stream.tobytes()
             pieces.append(struct.pack("<i", len(packed)))
