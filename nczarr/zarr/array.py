@@ -454,8 +454,8 @@ class Array(Node[ArrayMetadata]):
 
     def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
         """Decode a stored chunk (None: absent) into its place in ``view``: of a blosc chunk
-        only the blocks the selection needs, and a whole one straight into the result when
-        its place there is contiguous (no decoded copy to place)."""
+        only the blocks the selection needs, and a whole blosc or shuffled chunk straight
+        into the result when its place there is contiguous (no decoded copy to place)."""
         part = self._blosc_part(proj)
         try:
             if part is not None and data is not None:
@@ -463,7 +463,7 @@ class Array(Node[ArrayMetadata]):
                 if decoded is not None:
                     self._place_part(view, key, proj, part, [decoded])
                     return
-            elif data is not None and self._pipeline.ranges_decodable:
+            elif data is not None and self._pipeline.decodes_into:
                 target = self._whole_target(view, proj)
                 if target is not None and self._pipeline.decode_into(data, target.ravel(order="K").view(np.uint8)):
                     return
@@ -528,7 +528,7 @@ class Array(Node[ArrayMetadata]):
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
-        if self._pipeline.ranges_decodable and (proj.full or self._blosc_part(proj) is not None):
+        if (proj.full and self._pipeline.decodes_into) or self._blosc_part(proj) is not None:
             self._decode_into(view, key, proj, self._read_stored(key))
             return None
         chunk = self._decode(key, self._read_stored(key))

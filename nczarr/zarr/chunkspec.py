@@ -98,6 +98,11 @@ class CodecPipeline(Protocol):
         other, decoding only what they need; None when this chunk must be decoded whole."""
         ...
 
+    @property
+    def decodes_into(self) -> bool:
+        """True when ``decode_into`` can decode a whole chunk straight into a buffer."""
+        ...
+
     def decode_into(self, data: Buffer, out: np.ndarray) -> bool:
         """Decode a whole chunk straight into ``out`` (writable, contiguous uint8 of the
         chunk's size, in its order); False when it must be decoded by ``decode``."""

@@ -196,22 +196,13 @@ _LENGTH = struct.Struct("<i")
 
 def _unshuffle(frame: BloscFrame, starts: list[int], planes: list[Buffer], cbytes: int, dest: np.ndarray) -> None:
     """Unshuffle the decoded ``planes`` of consecutive blocks starting at ``starts`` (their
-    offsets in a frame of ``cbytes``) into ``dest``: they go as stored streams (compressor
-    code 0; a stream as long as its plane is stored) into a blosc frame of those blocks, in
-    this thread's scratch buffer (a fresh one faults in every page), and the blosc library
-    copies and unshuffles them (on the calling thread, the GIL released, in a pool thread;
-    see compress._blosc_threads)."""
-    import numcodecs.blosc
-
+    offsets in a frame of ``cbytes``) into ``dest``: they go as stored streams into a blosc
+    frame of those blocks (``_stored_frame``), which the blosc library unshuffles."""
     flags = frame.flags & (_DOSHUFFLE | _DONT_SPLIT)
     blocksize = frame.blocksize
     if dest.nbytes < blocksize:  # a short block alone: blosc wants it whole and unsplit
         flags, blocksize = flags | _DONT_SPLIT, dest.nbytes
-    scratch = getattr(_scratch, "frame", None)
-    if scratch is None or len(scratch) < cbytes:
-        scratch = _scratch.frame = bytearray(cbytes)
-    _HEADER.pack_into(scratch, 0, 2, 1, flags, frame.typesize, dest.nbytes, blocksize, cbytes)
-    struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
+    scratch = _stored_frame(flags, frame.typesize, dest.nbytes, blocksize, starts, cbytes)
     position = starts[0]
     for plane in planes:
         size = len(plane)
@@ -219,13 +210,76 @@ def _unshuffle(frame: BloscFrame, starts: list[int], planes: list[Buffer], cbyte
         scratch[position + 4 : position + 4 + size] = plane
         position += 4 + size
     try:
+        _decode_stored(scratch, cbytes, dest)
+    except CodecError as e:
+        raise frame._error(str(e)) from None
+
+
+def _stored_frame(flags: int, typesize: int, nbytes: int, blocksize: int, starts: list[int], cbytes: int) -> bytearray:
+    """This thread's scratch buffer (a fresh one faults in every page), of at least
+    ``cbytes``, holding the header and block offsets of a blosc frame whose streams are all
+    stored as they are (compressor code 0; a stream as long as its block or plane is
+    stored): the caller writes each stream, its int32 length first, at its block's start."""
+    scratch = getattr(_scratch, "frame", None)
+    if scratch is None or len(scratch) < cbytes:
+        scratch = _scratch.frame = bytearray(cbytes)
+    _HEADER.pack_into(scratch, 0, 2, 1, flags, typesize, nbytes, blocksize, cbytes)
+    struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
+    return scratch
+
+
+def _decode_stored(scratch: bytearray, cbytes: int, dest: np.ndarray) -> None:
+    """The blosc library copies and unshuffles the stored frame in ``scratch`` into ``dest``
+    with its SIMD unshuffle (on the calling thread, the GIL released, in a pool thread; see
+    compress._blosc_threads)."""
+    import numcodecs.blosc
+
+    try:
         numcodecs.blosc.decompress(memoryview(scratch)[:cbytes], dest)
     except Exception as e:  # numcodecs raises RuntimeError
-        raise frame._error(f"its blocks do not unshuffle ({e})") from None
+        raise CodecError(f"the blosc library does not unshuffle it ({e})") from None
 
 
-#: Per thread, the buffer in which ``_unshuffle`` lays out a frame.
+#: Per thread, the buffer in which a frame of stored streams is laid out.
 _scratch = threading.local()
+#: The elements of a block when ``unshuffle`` unshuffles numcodecs' layout.
+_UNSHUFFLE_BLOCK = 128 * 1024
+#: What blosc 1 takes: an element of at most 255 bytes, a buffer below 2 GiB.
+MAX_TYPESIZE = 255
+MAX_NBYTES = 2**31 - 1 - 2 * HEADER_NBYTES
+
+
+def unshuffle(planes: np.ndarray, typesize: int, dest: np.ndarray) -> None:
+    """numcodecs' (and HDF5's) byte unshuffle: ``planes`` (uint8) holds byte ``i`` of every
+    element in its plane ``i``; ``dest`` (contiguous uint8 of the same size, a whole number
+    of ``typesize`` elements, at most MAX_TYPESIZE and MAX_NBYTES) gets the elements. The
+    planes go, cut in blocks of elements, as the stored blocks of a blosc frame (one numpy
+    copy of contiguous runs), and the blosc library unshuffles them: 50 chunks of 415 KB in
+    2.5 ms against 8.6 ms for numpy's strided copy of each plane."""
+    count = planes.size // typesize
+    if not count:
+        return
+    per_block = min(max(1, _UNSHUFFLE_BLOCK // typesize), count)
+    blocksize = per_block * typesize
+    full, rest = divmod(count, per_block)
+    nblocks = full + (1 if rest else 0)
+    first = HEADER_NBYTES + 4 * nblocks
+    starts = [first + k * (4 + blocksize) for k in range(nblocks)]
+    cbytes = first + full * (4 + blocksize) + (4 + rest * typesize if rest else 0)
+    # DONT_SPLIT: each block is one stream, its elements' planes one after the other
+    scratch = _stored_frame(_DOSHUFFLE | _DONT_SPLIT, typesize, planes.size, blocksize, starts, cbytes)
+    buffer = np.frombuffer(scratch, dtype=np.uint8, count=cbytes)
+    byplane = planes.reshape(typesize, count)
+    blocks = buffer[first : first + full * (4 + blocksize)].reshape(full, 4 + blocksize)
+    blocks[:, :4] = np.frombuffer(_LENGTH.pack(blocksize), dtype=np.uint8)
+    blocks[:, 4:].reshape(full, typesize, per_block)[...] = (
+        byplane[:, : full * per_block].reshape(typesize, full, per_block).transpose(1, 0, 2)
+    )
+    if rest:
+        position = first + full * (4 + blocksize)
+        _LENGTH.pack_into(scratch, position, rest * typesize)
+        buffer[position + 4 :].reshape(typesize, rest)[...] = byplane[:, full * per_block :]
+    _decode_stored(scratch, cbytes, dest)
 
 
 _L1 = 32 * 1024
