@@ -147,28 +147,6 @@ def test_whole_zlib_chunks_decode_through_bloscframe(tmp_path: Path, monkeypatch
     assert calls == [(28800, True)] * 4
 
 
-@pytest.mark.parametrize("zarr_format", [2, 3])
-@pytest.mark.parametrize("shuffle", [0, 1])
-def test_whole_chunks_decode_into_any_place_of_the_result(tmp_path: Path, zarr_format: int, shuffle: int) -> None:
-    # contiguous places (decoded straight into the result), strided ones, edge chunks
-    values = field((23, 30, 25))
-    codecs = (
-        {"compressors": [{"name": "blosc", "configuration": {"cname": "zlib", "clevel": 1, "typesize": 4,
-                                                             "shuffle": "shuffle" if shuffle else "noshuffle"}}]}
-        if zarr_format == 3 else {"compressor": {"id": "blosc", "cname": "zlib", "clevel": 1, "shuffle": shuffle}}
-    )
-    for chunks in ((10, 30, 25), (5, 30, 10), (23, 30, 25)):
-        path = tmp_path / f"{chunks}.zarr"
-        array = create_array(DirectoryStore(path), "v", zarr_format=zarr_format, shape=values.shape, dtype="f4",
-                             chunks=chunks, **codecs)
-        array[...] = values
-        array.close()
-        reader = open_array(DirectoryStore(path, read_only=True), "v")
-        assert np.array_equal(reader[...], values)
-        assert np.array_equal(reader[10:20], values[10:20])
-        assert np.array_equal(reader[:, :, 10:20], values[:, :, 10:20])
-
-
 def test_numcodecs_blosc_frames_decode_into_a_buffer_of_their_size() -> None:
     values = field((1001,), "f8")
     encoded = Blosc(cname="zlib", clevel=1, shuffle=Blosc.SHUFFLE, blocksize=1024).encode(values)

@@ -1,6 +1,6 @@
 """Byte unshuffle through the blosc library (bloscframe.unshuffle), as numcodecs' Shuffle
-lays bytes out, and shuffled chunks decoded straight into their place in a result: the same
-values as zarr-python reads, for every element size, chunk place and byte order."""
+lays bytes out, and shuffled and blosc chunks decoded straight into their place in a result:
+the same values as zarr-python reads, for every element size, chunk place and byte order."""
 
 from __future__ import annotations
 
@@ -39,17 +39,28 @@ def test_an_element_size_blosc_refuses_unshuffles_by_numpy() -> None:
         codec.decode(shuffled[:-1], None)  # type: ignore[arg-type]
 
 
+def _codecs(codec: str, zarr_format: int, itemsize: int) -> dict[str, object]:
+    if codec == "shuffle":
+        if zarr_format == 3:
+            return {"compressors": [{"name": "numcodecs.shuffle", "configuration": {"elementsize": itemsize}},
+                                    {"name": "gzip", "configuration": {"level": 1}}]}
+        return {"filters": [{"id": "shuffle", "elementsize": itemsize}], "compressor": {"id": "zlib", "level": 1}}
+    shuffle = codec == "blosc-shuffle"
+    if zarr_format == 3:
+        return {"compressors": [{"name": "blosc", "configuration": {
+            "cname": "zlib", "clevel": 1, "typesize": itemsize, "shuffle": "shuffle" if shuffle else "noshuffle"}}]}
+    return {"compressor": {"id": "blosc", "cname": "zlib", "clevel": 1, "shuffle": int(shuffle)}}
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
-@pytest.mark.parametrize("dtype", ["<f4", "<f8", "<i2", "u1", ">f4", "<c16"])
-def test_shuffled_chunks_read_into_every_place(tmp_path: Path, zarr_format: int, dtype: str) -> None:
+@pytest.mark.parametrize(("codec", "dtype"), [
+    *(("shuffle", dtype) for dtype in ("<f4", "<f8", "<i2", "u1", ">f4", "<c16")),
+    ("blosc-shuffle", "<f4"), ("blosc-noshuffle", "<f4"),
+])
+def test_whole_chunks_read_into_every_place(tmp_path: Path, zarr_format: int, codec: str, dtype: str) -> None:
+    # contiguous places (decoded straight into the result), strided ones, edge chunks
     values = (RNG.normal(0, 100, (23, 30, 25))).astype(dtype)
-    codecs = (
-        {"compressors": [{"name": "numcodecs.shuffle", "configuration": {"elementsize": np.dtype(dtype).itemsize}},
-                         {"name": "gzip", "configuration": {"level": 1}}]}
-        if zarr_format == 3
-        else {"filters": [{"id": "shuffle", "elementsize": np.dtype(dtype).itemsize}],
-              "compressor": {"id": "zlib", "level": 1}}
-    )
+    codecs = _codecs(codec, zarr_format, np.dtype(dtype).itemsize)
     for chunks in ((10, 30, 25), (5, 30, 10), (23, 30, 25)):
         path = tmp_path / f"{chunks}.zarr"
         array = create_array(DirectoryStore(path), "v", zarr_format=zarr_format, shape=values.shape, dtype=dtype,

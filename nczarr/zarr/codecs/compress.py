@@ -250,12 +250,10 @@ class BloscCodec(Codec):
     def decode_into(self, data: ChunkData, out: np.ndarray, limit: int) -> bool:
         """Decode a whole frame of ``limit`` bytes into ``out`` (writable, contiguous uint8 of
         that size); False when bloscframe does not serve the frame (then ``decode``)."""
-        view = self._checked_frame(data, limit)
-        frame = bloscframe.parse(self.name, view)
-        if frame is None:
+        found = self._served_frame(data, limit)
+        if found is None:
             return False
-        if frame.nbytes != limit:
-            raise CodecError(f"codec {self.name!r}: the blosc frame holds {frame.nbytes} bytes, a chunk {limit}")
+        frame, view = found
         frame.decode(view, out)
         return True
 
@@ -263,13 +261,21 @@ class BloscCodec(Codec):
         """The decoded bytes of ``ranges`` ((offset, length) of the decoded chunk of ``limit``
         bytes) one after the other, decoding only the blosc blocks they touch; None when
         bloscframe does not serve the frame (then ``decode`` does the whole chunk)."""
+        found = self._served_frame(data, limit)
+        if found is None:
+            return None
+        frame, view = found
+        return frame.decode_ranges(view, ranges)
+
+    def _served_frame(self, data: ChunkData, limit: int) -> tuple[bloscframe.BloscFrame, memoryview] | None:
+        """The frame of a chunk of ``limit`` bytes when bloscframe decodes it, and its bytes."""
         view = self._checked_frame(data, limit)
         frame = bloscframe.parse(self.name, view)
         if frame is None:
             return None
         if frame.nbytes != limit:
             raise CodecError(f"codec {self.name!r}: the blosc frame holds {frame.nbytes} bytes, a chunk {limit}")
-        return frame.decode_ranges(view, ranges)
+        return frame, view
 
 
 #: Blosc 1's code of zlib in a frame's flags (flags >> 5).
