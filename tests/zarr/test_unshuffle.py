@@ -106,3 +106,23 @@ def test_a_chunk_that_inflates_to_the_wrong_size_is_an_error_naming_it(tmp_path:
     (path / "v" / "c" / "1").write_bytes(gzip.compress(b"\0" * 196))
     with pytest.raises(CodecError, match="'v/c/1'.*196 bytes, expected 200"):
         open_array(DirectoryStore(path, read_only=True), "v")[...]
+
+
+def test_a_thread_keeps_no_large_scratch_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setattr(bloscframe, "_MAX_SCRATCH", 10_000)
+    kept: dict[int, object] = {}
+
+    def unshuffle(count: int) -> None:
+        values = RNG.integers(0, 256, count * 4, dtype=np.uint8)
+        out = np.empty_like(values)
+        bloscframe.unshuffle(np.frombuffer(numcodecs.Shuffle(4).encode(values), dtype=np.uint8), 4, out)
+        assert np.array_equal(out, values)
+        kept[count] = getattr(bloscframe._scratch, "frame", None)
+
+    for count in (1000, 100_000):  # a frame of 4 KB is kept for the next chunk, one of 400 KB is not
+        thread = threading.Thread(target=unshuffle, args=(count,))
+        thread.start()
+        thread.join()
+    assert kept[1000] is not None and kept[100_000] is None

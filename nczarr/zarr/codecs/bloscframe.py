@@ -222,7 +222,9 @@ def _stored_frame(flags: int, typesize: int, nbytes: int, blocksize: int, starts
     stored): the caller writes each stream, its int32 length first, at its block's start."""
     scratch = getattr(_scratch, "frame", None)
     if scratch is None or len(scratch) < cbytes:
-        scratch = _scratch.frame = bytearray(cbytes)
+        scratch = bytearray(cbytes)
+        if cbytes <= _MAX_SCRATCH:  # a thread keeps no more than this between chunks
+            _scratch.frame = scratch
     _HEADER.pack_into(scratch, 0, 2, 1, flags, typesize, nbytes, blocksize, cbytes)
     struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
     return scratch
@@ -240,8 +242,10 @@ def _decode_stored(scratch: bytearray, cbytes: int, dest: np.ndarray) -> None:
         raise CodecError(f"the blosc library does not unshuffle it ({e})") from None
 
 
-#: Per thread, the buffer in which a frame of stored streams is laid out.
+#: Per thread, the buffer in which a frame of stored streams is laid out, when at most
+#: _MAX_SCRATCH bytes.
 _scratch = threading.local()
+_MAX_SCRATCH = 64 * 1024 * 1024
 #: The elements of a block when ``unshuffle`` unshuffles numcodecs' layout.
 _UNSHUFFLE_BLOCK = 128 * 1024
 #: What blosc 1 takes: an element of at most 255 bytes, a buffer below 2 GiB.
