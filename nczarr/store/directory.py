@@ -101,21 +101,26 @@ class DirectoryStore(Store):
         return self._root_prefix + key
 
     def _verify_directory(self, directory: str, key: str) -> None:
-        parent, _, _ = directory.rpartition("/")
-        if not parent or parent in self._verified:  # "" is the real root itself
-            # the usual case, a new folder below a checked one: one lstat tells whether it
-            # is a link (a path through which realpath must be checked) or not
+        """Check that the folder ``directory`` (a key's folders, below the real root) stays
+        inside the root, and remember it. A folder below a verified one is inside unless it
+        is itself a symbolic link: one lstat a new folder, from the highest one not yet
+        verified down, and realpath only for a folder that is a link (the only place where a
+        path can leave the root; a chunk key's own file is opened with O_NOFOLLOW and
+        resolved when it is a link). Reading a new chunk of a time slab costs two lstat
+        (``c/<t>`` and ``c/<t>/0``), not a realpath of every folder of the path."""
+        new = [directory]
+        while (parent := new[-1].rpartition("/")[0]) and parent not in self._verified:
+            new.append(parent)
+        if len(self._verified) + len(new) > _MAX_VERIFIED:
+            self._verified.clear()
+        for folder in reversed(new):
             try:
-                is_link = stat.S_ISLNK(os.lstat(self._root_prefix + directory).st_mode)
+                is_link = stat.S_ISLNK(os.lstat(self._root_prefix + folder).st_mode)
             except OSError:
                 is_link = False  # absent: it will be made as a folder, not a link
-        else:
-            is_link = True
-        if is_link and not self._inside(os.path.realpath(self._root_prefix + directory)):
-            raise self._outside(key, directory)
-        if len(self._verified) >= _MAX_VERIFIED:
-            self._verified.clear()
-        self._verified.add(directory)
+            if is_link and not self._inside(os.path.realpath(self._root_prefix + folder)):
+                raise self._outside(key, folder)
+            self._verified.add(folder)
 
     def _outside(self, key: str, through: str) -> InvalidKeyError:
         """The error for ``key``, whose path ``through`` (a prefix of it) leaves the root:

@@ -464,15 +464,22 @@ class Array(Node[ArrayMetadata]):
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
 
     def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
+        """Decode a stored chunk (None: absent) into its place in ``view``: of a blosc chunk
+        only the blocks the selection needs, and a whole blosc or shuffled chunk straight
+        into the result when its place there is contiguous (no decoded copy to place)."""
         part = self._blosc_part(proj)
-        if part is not None and data is not None:
-            try:
+        try:
+            if part is not None and data is not None:
                 decoded = self._pipeline.decode_ranges(data, part.ranges)
-            except CodecError as e:
-                raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
-            if decoded is not None:
-                self._place_part(view, key, proj, part, [decoded])
-                return
+                if decoded is not None:
+                    self._place_part(view, key, proj, part, [decoded])
+                    return
+            elif data is not None and self._pipeline.decodes_into:
+                target = self._whole_target(view, proj)
+                if target is not None and self._pipeline.decode_into(data, target.ravel(order="K").view(np.uint8)):
+                    return
+        except CodecError as e:
+            raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
         self._place(view, proj, self._decode(key, data))
 
     def _place(self, view: np.ndarray, proj: ChunkProjection, chunk: np.ndarray | None) -> None:
@@ -483,7 +490,12 @@ class Array(Node[ArrayMetadata]):
 
     def _readinto_target(self, view: np.ndarray, proj: ChunkProjection) -> np.ndarray | None:
         """The destination of a chunk whose stored bytes can be read straight into the result."""
-        if not (proj.full and self._pipeline.is_raw):
+        return self._whole_target(view, proj) if self._pipeline.is_raw else None
+
+    def _whole_target(self, view: np.ndarray, proj: ChunkProjection) -> np.ndarray | None:
+        """The place in ``view`` of a whole chunk when it is one contiguous run of bytes in
+        the chunk's order (a chunk can be read or decoded straight into it), else None."""
+        if not proj.full:
             return None
         if any((k + 1) * c > n for k, c, n in zip(proj.coords, self.chunks, self.shape)):
             return None  # an edge chunk is stored padded, bigger than its place
@@ -527,7 +539,7 @@ class Array(Node[ArrayMetadata]):
         if self._pipeline.partial_decodable and not proj.full:
             self._load_part_of_shard(view, key, proj)
             return None
-        if self._blosc_part(proj) is not None:
+        if (proj.full and self._pipeline.decodes_into) or self._blosc_part(proj) is not None:
             self._decode_into(view, key, proj, self._read_stored(key))
             return None
         chunk = self._decode(key, self._read_stored(key))

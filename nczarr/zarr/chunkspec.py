@@ -99,6 +99,16 @@ class CodecPipeline(Protocol):
         ...
 
     @property
+    def decodes_into(self) -> bool:
+        """True when ``decode_into`` can decode a whole chunk straight into a buffer."""
+        ...
+
+    def decode_into(self, data: Buffer, out: np.ndarray) -> bool:
+        """Decode a whole chunk straight into ``out`` (writable, contiguous uint8 of the
+        chunk's size, in its order); False when it must be decoded by ``decode``."""
+        ...
+
+    @property
     def is_raw(self) -> bool:
         """True when the stored bytes are exactly ``chunk.tobytes()`` in native order and
         ``spec.order``, so a reader may copy them straight into place."""

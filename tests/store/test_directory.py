@@ -178,3 +178,76 @@ def test_overwrite_in_place_only_over_a_value_of_the_same_size(tmp_path):
     assert store.overwrite("a/missing", b"x") is False and not store.exists("a/missing")
     with pytest.raises(ReadOnlyError):
         DirectoryStore(tmp_path, read_only=True).overwrite("a/k", b"zzzzzzzz")
+
+
+def test_a_chunk_folder_linked_outside_among_verified_siblings_is_refused(tmp_path: Path) -> None:
+    # the folders of earlier chunks are verified and remembered; a sibling folder that is a
+    # link out of the store is still refused when a later chunk goes through it
+    from nczarr.errors import InvalidKeyError
+
+    outside = tmp_path / "outside"
+    (outside / "0").mkdir(parents=True)
+    (outside / "0" / "0").write_bytes(b"secret")
+    root = tmp_path / "store"
+    store = DirectoryStore(root)
+    store.set("v/c/0/0/0", b"inside")
+    assert store.get("v/c/0/0/0") == b"inside"
+    (root / "v" / "c" / "1").symlink_to(outside)
+    with pytest.raises(InvalidKeyError, match="'v/c/1' is a symbolic link"):
+        store.get("v/c/1/0/0")
+    with pytest.raises(InvalidKeyError, match="'v/c/1' is a symbolic link"):
+        store.set("v/c/1/0/1", b"x")
+    assert sorted(p.name for p in (outside / "0").iterdir()) == ["0"]
+
+
+def test_a_link_below_a_folder_link_that_stays_inside_is_checked(tmp_path: Path) -> None:
+    from nczarr.errors import InvalidKeyError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "k").write_bytes(b"secret")
+    root = tmp_path / "store"
+    (root / "real" / "sub").mkdir(parents=True)
+    (root / "real" / "sub" / "k").write_bytes(b"inside")
+    (root / "alias").symlink_to("real")  # inside: followed
+    (root / "real" / "out").symlink_to(outside)  # reached through the alias: refused
+    store = DirectoryStore(root, read_only=True)
+    assert store.get("alias/sub/k") == b"inside"
+    with pytest.raises(InvalidKeyError, match="outside the store"):
+        store.get("alias/out/k")
+
+
+def test_reading_chunks_resolves_no_path_and_checks_each_new_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no realpath per chunk: one lstat per folder the store has not seen yet
+    store = DirectoryStore(tmp_path / "s")
+    for t in range(20):
+        store.set(f"v/c/{t}/0/0", b"x")
+    calls: list[str] = []
+    real_lstat, real_realpath = os.lstat, os.path.realpath
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: calls.append(f"lstat {p}") or real_lstat(p, *a, **k))
+    monkeypatch.setattr(os.path, "realpath", lambda p, *a, **k: calls.append(f"realpath {p}") or real_realpath(p, *a, **k))
+    fresh = DirectoryStore(tmp_path / "s", read_only=True)
+    calls.clear()
+    assert [fresh.get(f"v/c/{t}/0/0") for t in range(20)] == [b"x"] * 20
+    assert not [c for c in calls if c.startswith("realpath")]
+    # v, v/c, then c/<t> and c/<t>/0 for each chunk
+    assert len(calls) == 2 + 2 * 20
+    calls.clear()
+    assert fresh.get("v/c/3/0/0") == b"x"
+    assert calls == []
+
+
+def test_a_key_of_many_folders_is_checked_without_recursion(tmp_path: Path) -> None:
+    import sys
+
+    key = "/".join(["a"] * 400) + "/k"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)  # below the key's depth: a check folder by folder must not recurse
+    try:
+        DirectoryStore(tmp_path / "s").set(key, b"deep")
+        value = DirectoryStore(tmp_path / "s", read_only=True).get(key)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert value == b"deep"

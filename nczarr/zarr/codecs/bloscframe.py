@@ -21,6 +21,8 @@ CodecError, never a read outside it.
 from __future__ import annotations
 
 import struct
+import threading
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,15 +64,18 @@ class BloscFrame:
     def _error(self, what: str) -> CodecError:
         return CodecError(f"codec {self.name!r}: corrupt blosc frame: {what}")
 
-    def decode(self, data: Buffer) -> memoryview:
-        """Every block: the whole decoded chunk."""
+    def decode(self, data: Buffer, out: np.ndarray | None = None) -> memoryview:
+        """Every block: the whole decoded chunk, into ``out`` (a writable, contiguous uint8
+        array of ``nbytes``: the chunk's place in a result) when given."""
         view = byte_view(data)
+        if out is None:
+            out = np.empty(self.nbytes, dtype=np.uint8)
+        elif out.nbytes != self.nbytes:
+            raise self._error(f"it holds {self.nbytes} bytes, the chunk's place {out.nbytes}")
         if self.flags & _MEMCPYED:
-            return self.decode_ranges(view, [(0, self.nbytes)])
-        out = np.empty(self.nbytes, dtype=np.uint8)
-        for index in range(self.nblocks):
-            start = index * self.blocksize
-            self._block(view, index, out[start : start + self.blocksize])
+            out[:] = np.frombuffer(view, dtype=np.uint8, count=self.nbytes, offset=HEADER_NBYTES)
+        elif self.nbytes:
+            self._blocks(view, 0, self.nblocks, out)
         return byte_view(out)
 
     def decode_ranges(self, data: Buffer, ranges: Sequence[tuple[int, int]]) -> memoryview:
@@ -96,7 +101,7 @@ class BloscFrame:
                 if block is None:
                     size = min(self.blocksize, self.nbytes - index * self.blocksize)
                     block = blocks[index] = np.empty(size, dtype=np.uint8)
-                    self._block(view, index, block)
+                    self._blocks(view, index, index + 1, block)
                 start = offset - index * self.blocksize
                 take = min(end - offset, len(block) - start)
                 out[position : position + take] = block[start : start + take]
@@ -108,47 +113,67 @@ class BloscFrame:
         if offset < 0 or length < 0 or offset + length > self.nbytes:
             raise self._error(f"bytes {offset}..{offset + length} asked of a chunk of {self.nbytes}")
 
-    def _block(self, view: memoryview, index: int, dest: np.ndarray) -> None:
-        """Decode (and unshuffle) block ``index`` into ``dest``, a uint8 array of its size."""
-        size = len(dest)
-        short = size < self.blocksize
+    def _blocks(self, view: memoryview, first: int, stop: int, dest: np.ndarray) -> None:
+        """Decode blocks ``first`` to ``stop - 1`` into ``dest``, a uint8 array of their size.
+        Unshuffled, the planes go straight into ``dest``; shuffled, they go as stored streams
+        into a blosc frame of those blocks, which the blosc library unshuffles into ``dest``
+        (its SIMD unshuffle: 4.2 ms for 50 chunks of 415 KB against 7.4 ms for numpy's
+        strided copies, one core)."""
+        library = fastzlib.decompressor() if self.flags >> 5 == _ZLIB else None
+        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
+        pieces: list[Buffer] = []  # the planes of every block, in order
+        starts: list[int] = []
+        position = HEADER_NBYTES + 4 * (stop - first)
+        offset = 0
+        for index in range(first, stop):
+            size = min(self.blocksize, self.nbytes - index * self.blocksize)
+            planes = self._planes(view, index, size, library)
+            if not shuffled:
+                for plane in planes:
+                    dest[offset : offset + len(plane)] = np.frombuffer(plane, dtype=np.uint8)
+                    offset += len(plane)
+                continue
+            starts.append(position)
+            pieces.extend(planes)
+            position += sum(4 + len(plane) for plane in planes)
+        if shuffled:
+            _unshuffle(self, starts, pieces, position, dest)
+
+    def _planes(self, view: memoryview, index: int, size: int, library: fastzlib.DeflateLibrary | None) -> list[Buffer]:
+        """The decoded streams of block ``index`` (of ``size`` bytes): its ``typesize`` byte
+        planes when it is split, else the whole block."""
         split = (
             not self.flags & _DONT_SPLIT
             and self.typesize <= _MAX_SPLITS
             and size // self.typesize >= _MIN_SPLIT_NBYTES
-            and not short
+            and size == self.blocksize
         )
         nsplits = self.typesize if split else 1
         plane = size // nsplits
         if plane * nsplits != size:
             raise self._error(f"block {index} of {size} bytes does not split into {nsplits} planes")
-        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
-        planes: list[np.ndarray] = []
+        planes: list[Buffer] = []
         position = self.starts[index]
         for _ in range(nsplits):
             if position + 4 > len(view):
                 raise self._error(f"block {index} runs past the end of the frame")
-            (length,) = struct.unpack_from("<i", view, position)
+            (length,) = _LENGTH.unpack_from(view, position)
             position += 4
             if length < 0 or length > len(view) - position:
                 raise self._error(f"a stream of block {index} claims {length} bytes")
             stream = view[position : position + length]
             position += length
-            piece = stream if length == plane else self._inflate(stream, plane)
+            piece = stream if length == plane else self._inflate(stream, plane, library)
             if len(piece) != plane:
                 raise self._error(f"a stream of block {index} decodes to {len(piece)} bytes, not {plane}")
-            planes.append(np.frombuffer(piece, dtype=np.uint8))
-        if shuffled:
-            _unshuffle(planes[0] if nsplits == 1 else planes, self.typesize, dest)
-        else:
-            for j, values in enumerate(planes):
-                dest[j * plane : (j + 1) * plane] = values
+            planes.append(piece)
+        return planes
 
-    def _inflate(self, stream: memoryview, size: int) -> Buffer:
+    def _inflate(self, stream: memoryview, size: int, library: fastzlib.DeflateLibrary | None) -> Buffer:
         code = self.flags >> 5
         try:
             if code == _ZLIB:
-                return fastzlib.decompress(self.name, stream, size)
+                return fastzlib.decompress(self.name, stream, size, library)
             if code == _ZSTD:
                 import numcodecs.zstd
 
@@ -166,21 +191,99 @@ class BloscFrame:
             raise self._error(f"a {_FORMATS[code]} stream does not decode ({e})") from None
 
 
-def _unshuffle(planes: np.ndarray | list[np.ndarray], typesize: int, dest: np.ndarray) -> None:
-    """Blosc's byte unshuffle of one block into ``dest``: plane ``i`` holds byte ``i`` of
-    each element; the bytes past the last whole element are copied as they are. ``planes``:
-    the block, or (a split block) its ``typesize`` planes. One strided copy per plane (a
-    transposing copy takes five times as long)."""
-    count = len(dest) // typesize
-    whole = count * typesize
-    elements = dest[:whole].reshape(count, typesize)
-    if isinstance(planes, list):
-        for i, values in enumerate(planes):
-            elements[:, i] = values
+_LENGTH = struct.Struct("<i")
+
+
+def _unshuffle(frame: BloscFrame, starts: list[int], planes: list[Buffer], cbytes: int, dest: np.ndarray) -> None:
+    """Unshuffle the decoded ``planes`` of consecutive blocks starting at ``starts`` (their
+    offsets in a frame of ``cbytes``) into ``dest``: they go as stored streams into a blosc
+    frame of those blocks (``_stored_frame``), which the blosc library unshuffles."""
+    flags = frame.flags & (_DOSHUFFLE | _DONT_SPLIT)
+    blocksize = frame.blocksize
+    if dest.nbytes < blocksize:  # a short block alone: blosc wants it whole and unsplit
+        flags, blocksize = flags | _DONT_SPLIT, dest.nbytes
+    scratch = _stored_frame(flags, frame.typesize, dest.nbytes, blocksize, starts, cbytes)
+    position = starts[0]
+    for plane in planes:
+        size = len(plane)
+        _LENGTH.pack_into(scratch, position, size)
+        scratch[position + 4 : position + 4 + size] = plane
+        position += 4 + size
+    try:
+        _decode_stored(scratch, cbytes, dest)
+    except CodecError as e:
+        raise frame._error(str(e)) from None
+
+
+def _stored_frame(flags: int, typesize: int, nbytes: int, blocksize: int, starts: list[int], cbytes: int) -> bytearray:
+    """This thread's scratch buffer (a fresh one faults in every page), of at least
+    ``cbytes``, holding the header and block offsets of a blosc frame whose streams are all
+    stored as they are (compressor code 0; a stream as long as its block or plane is
+    stored): the caller writes each stream, its int32 length first, at its block's start."""
+    scratch = getattr(_scratch, "frame", None)
+    if scratch is None or len(scratch) < cbytes:
+        scratch = bytearray(cbytes)
+        if cbytes <= _MAX_SCRATCH:  # a thread keeps no more than this between chunks
+            _scratch.frame = scratch
+    _HEADER.pack_into(scratch, 0, 2, 1, flags, typesize, nbytes, blocksize, cbytes)
+    struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
+    return scratch
+
+
+def _decode_stored(scratch: bytearray, cbytes: int, dest: np.ndarray) -> None:
+    """The blosc library copies and unshuffles the stored frame in ``scratch`` into ``dest``
+    with its SIMD unshuffle (on the calling thread, the GIL released, in a pool thread; see
+    compress._blosc_threads)."""
+    import numcodecs.blosc
+
+    try:
+        numcodecs.blosc.decompress(memoryview(scratch)[:cbytes], dest)
+    except Exception as e:  # numcodecs raises RuntimeError
+        raise CodecError(f"the blosc library does not unshuffle it ({e})") from None
+
+
+#: Per thread, the buffer in which a frame of stored streams is laid out, when at most
+#: _MAX_SCRATCH bytes.
+_scratch = threading.local()
+_MAX_SCRATCH = 64 * 1024 * 1024
+#: The elements of a block when ``unshuffle`` unshuffles numcodecs' layout.
+_UNSHUFFLE_BLOCK = 128 * 1024
+#: What blosc 1 takes: an element of at most 255 bytes, a buffer below 2 GiB.
+MAX_TYPESIZE = 255
+MAX_NBYTES = 2**31 - 1 - 2 * HEADER_NBYTES
+
+
+def unshuffle(planes: np.ndarray, typesize: int, dest: np.ndarray) -> None:
+    """numcodecs' (and HDF5's) byte unshuffle: ``planes`` (uint8) holds byte ``i`` of every
+    element in its plane ``i``; ``dest`` (contiguous uint8 of the same size, a whole number
+    of ``typesize`` elements, at most MAX_TYPESIZE and MAX_NBYTES) gets the elements. The
+    planes go, cut in blocks of elements, as the stored blocks of a blosc frame (one numpy
+    copy of contiguous runs), and the blosc library unshuffles them: 50 chunks of 415 KB in
+    2.5 ms against 8.6 ms for numpy's strided copy of each plane."""
+    count = planes.size // typesize
+    if not count:
         return
-    for i in range(typesize):
-        elements[:, i] = planes[i * count : (i + 1) * count]
-    dest[whole:] = planes[whole:]
+    per_block = min(max(1, _UNSHUFFLE_BLOCK // typesize), count)
+    blocksize = per_block * typesize
+    full, rest = divmod(count, per_block)
+    nblocks = full + (1 if rest else 0)
+    first = HEADER_NBYTES + 4 * nblocks
+    starts = [first + k * (4 + blocksize) for k in range(nblocks)]
+    cbytes = first + full * (4 + blocksize) + (4 + rest * typesize if rest else 0)
+    # DONT_SPLIT: each block is one stream, its elements' planes one after the other
+    scratch = _stored_frame(_DOSHUFFLE | _DONT_SPLIT, typesize, planes.size, blocksize, starts, cbytes)
+    buffer = np.frombuffer(scratch, dtype=np.uint8, count=cbytes)
+    byplane = planes.reshape(typesize, count)
+    blocks = buffer[first : first + full * (4 + blocksize)].reshape(full, 4 + blocksize)
+    blocks[:, :4] = np.frombuffer(_LENGTH.pack(blocksize), dtype=np.uint8)
+    blocks[:, 4:].reshape(full, typesize, per_block)[...] = (
+        byplane[:, : full * per_block].reshape(typesize, full, per_block).transpose(1, 0, 2)
+    )
+    if rest:
+        position = first + full * (4 + blocksize)
+        _LENGTH.pack_into(scratch, position, rest * typesize)
+        buffer[position + 4 :].reshape(typesize, rest)[...] = byplane[:, full * per_block :]
+    _decode_stored(scratch, cbytes, dest)
 
 
 _L1 = 32 * 1024
@@ -191,8 +294,25 @@ _LEVEL_FACTORS = {1: 0.5, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 8, 8: 8, 9: 16}
 
 
 def zlib_blocksize(nbytes: int, typesize: int, clevel: int, forced: int = 0) -> int:
-    """The block size c-blosc 1 chooses for a zlib frame (``compute_blocksize``): the same
-    blocks as the blosc library, so readers that decode in part find what they expect."""
+    """The block size of a zlib frame: c-blosc 1's (``compute_blocksize``), or, unless
+    ``forced``, a little smaller so that the chunk is a whole number of blocks (at most twice
+    as many) when its elements allow it. Blosc never splits the short last block into byte
+    planes: deflated whole, its exponent bytes and noise inflate 3 times slower than as
+    planes (a tile chunk of 259 KB was one block of 128 KB and one of 125 KB unsplit; now two
+    of 127 KB). Every reader takes the block size from the frame's header."""
+    blocksize = _cblosc_blocksize(nbytes, typesize, clevel, forced)
+    count, odd = divmod(nbytes, typesize)
+    if forced or odd or not nbytes % blocksize or typesize > _MAX_SPLITS:
+        return blocksize
+    fewest = -(-nbytes // blocksize)
+    for nblocks in range(fewest, 2 * fewest + 1):
+        if not count % nblocks and count // nblocks >= _MIN_SPLIT_NBYTES:
+            return count // nblocks * typesize
+    return blocksize
+
+
+def _cblosc_blocksize(nbytes: int, typesize: int, clevel: int, forced: int) -> int:
+    """The block size c-blosc 1 chooses for a zlib frame (``compute_blocksize``)."""
     if nbytes < typesize:
         return 1
     if forced:
@@ -209,10 +329,20 @@ def zlib_blocksize(nbytes: int, typesize: int, clevel: int, forced: int = 0) -> 
     return blocksize
 
 
+#: A plane that compresses more than this many times is mostly long runs of one byte (the
+#: exponent byte of a smooth float field). ISA-L and libdeflate code a run as copies at
+#: distance 1, which every inflater copies byte by byte (70 us for 32 KB, 4 times an
+#: incompressible plane); the standard zlib at level 1 codes it so that it inflates in 4 us,
+#: and compresses such a plane fast: the engine benchmark's blosc slab array compresses 14 %
+#: slower, 0.2 % bigger, and inflates 2.2 times faster.
+_RUNS_RATIO = 32
+
+
 def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_blocksize: int = 0) -> bytes:
     """``data`` as a blosc 1 frame of zlib streams at ``clevel`` (1-9), byte-shuffled or not,
     laid out as c-blosc lays it out, the streams deflated by the fast deflate library
-    (``fastzlib``: ISA-L at levels 1-3). Every blosc 1 reader decodes it. Needs at least
+    (``fastzlib``: ISA-L at levels 1-3), those of long runs by the standard zlib at level 1
+    (``_RUNS_RATIO``). Every blosc 1 reader decodes it. Needs at least
     128 bytes (c-blosc stores less as is; the blosc library encodes those)."""
     raw = np.frombuffer(byte_view(data), dtype=np.uint8)
     nbytes = len(raw)
@@ -237,6 +367,8 @@ def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_
         for j in range(nsplits):
             stream = block[j * plane : (j + 1) * plane]
             packed = fastzlib.compress(byte_view(stream), clevel, False)
+            if len(packed) * _RUNS_RATIO < plane:
+                packed = zlib.compress(byte_view(stream), 1)
             if len(packed) >= plane:  # stored as is: a length equal to the plane's says so
                 packed = stream.tobytes()
             pieces.append(struct.pack("<i", len(packed)))
@@ -250,7 +382,8 @@ def encode_zlib(data: Buffer, typesize: int, clevel: int, shuffle: bool, forced_
 
 
 def _shuffle(block: np.ndarray, typesize: int, dest: np.ndarray) -> np.ndarray:
-    """Blosc's byte shuffle of one block into ``dest`` (the inverse of ``_unshuffle``)."""
+    """Blosc's byte shuffle of one block into ``dest``: plane ``i`` holds byte ``i`` of each
+    element; the bytes past the last whole element stay as they are."""
     count = len(block) // typesize
     whole = count * typesize
     elements = block[:whole].reshape(count, typesize)

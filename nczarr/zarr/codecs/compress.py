@@ -222,6 +222,7 @@ class BloscCodec(Codec):
         return encoded
 
     def _checked_frame(self, data: ChunkData, limit: int) -> memoryview:
+        _blosc_threads()  # bloscframe unshuffles through the blosc library too
         view = byte_view(data)
         if view.nbytes < _BLOSC_HEADER_NBYTES:
             raise CodecError(f"codec {self.name!r}: {view.nbytes} bytes cannot hold a blosc header")
@@ -243,21 +244,38 @@ class BloscCodec(Codec):
             frame = bloscframe.parse(self.name, view)
             if frame is not None:
                 return frame.decode(view)
-        _blosc_threads()
         decoded: bytes = self.impl.decode(data)
         return decoded
+
+    def decode_into(self, data: ChunkData, out: np.ndarray, limit: int) -> bool:
+        """Decode a whole frame of ``limit`` bytes into ``out`` (writable, contiguous uint8 of
+        that size); False when bloscframe does not serve the frame (then ``decode``)."""
+        found = self._served_frame(data, limit)
+        if found is None:
+            return False
+        frame, view = found
+        frame.decode(view, out)
+        return True
 
     def decode_ranges(self, data: ChunkData, ranges: Sequence[tuple[int, int]], limit: int) -> memoryview | None:
         """The decoded bytes of ``ranges`` ((offset, length) of the decoded chunk of ``limit``
         bytes) one after the other, decoding only the blosc blocks they touch; None when
         bloscframe does not serve the frame (then ``decode`` does the whole chunk)."""
+        found = self._served_frame(data, limit)
+        if found is None:
+            return None
+        frame, view = found
+        return frame.decode_ranges(view, ranges)
+
+    def _served_frame(self, data: ChunkData, limit: int) -> tuple[bloscframe.BloscFrame, memoryview] | None:
+        """The frame of a chunk of ``limit`` bytes when bloscframe decodes it, and its bytes."""
         view = self._checked_frame(data, limit)
         frame = bloscframe.parse(self.name, view)
         if frame is None:
             return None
         if frame.nbytes != limit:
             raise CodecError(f"codec {self.name!r}: the blosc frame holds {frame.nbytes} bytes, a chunk {limit}")
-        return frame.decode_ranges(view, ranges)
+        return frame, view
 
 
 #: Blosc 1's code of zlib in a frame's flags (flags >> 5).
@@ -318,8 +336,9 @@ class ShuffleCodec(Codec):
             )
         return flat, flat.size // size
 
-    # numcodecs' Shuffle holds the GIL and is slower than these numpy copies; one strided
-    # copy per byte plane is faster than a single transposing copy.
+    # numcodecs' Shuffle holds the GIL and is slower than numpy's copies; one strided copy per
+    # byte plane is faster than a single transposing copy. Decoding, the blosc library's
+    # unshuffle is faster still (bloscframe.unshuffle).
     def encode(self, data: ChunkData, spec: ChunkSpec) -> Buffer:
         size = self.elementsize or 1
         if size == 1:
@@ -335,12 +354,27 @@ class ShuffleCodec(Codec):
         size = self.elementsize or 1
         if size == 1:
             return as_buffer(data)
-        flat, count = self._planes(as_buffer(data), size)
-        planes = flat.reshape(size, count)
-        elements = np.empty((count, size), dtype=np.uint8)
-        for i in range(size):
-            elements[:, i] = planes[i]
-        return byte_view(elements.reshape(-1))
+        out = np.empty(nbytes(data), dtype=np.uint8)
+        self.decode_into(as_buffer(data), out)
+        return byte_view(out)
+
+    def decode_into(self, data: Buffer, out: np.ndarray) -> None:
+        """Unshuffle ``data`` into ``out`` (writable, contiguous uint8 of its size): through
+        the blosc library's unshuffle (bloscframe.unshuffle) where blosc takes the element
+        size and the buffer, else one strided numpy copy per byte plane."""
+        size = self.elementsize or 1
+        if out.nbytes != nbytes(data):
+            raise CodecError(f"codec {self.name!r}: {nbytes(data)} bytes to unshuffle into {out.nbytes}")
+        flat, count = self._planes(data, size)
+        if size == 1:
+            out[:] = flat
+        elif size <= bloscframe.MAX_TYPESIZE and flat.size <= bloscframe.MAX_NBYTES:
+            _blosc_threads()
+            bloscframe.unshuffle(flat, size, out)
+        else:
+            elements, planes = out.reshape(count, size), flat.reshape(size, count)
+            for i in range(size):
+                elements[:, i] = planes[i]
 
 
 def _crc32c_of_crc32c() -> Callable[[Buffer], int]:

@@ -187,10 +187,11 @@ def compress(data: Buffer, level: int, gzip: bool) -> Buffer:
     return compressor_for(level).compress(data, level, GZIP_WBITS if gzip else ZLIB_WBITS)
 
 
-def decompress(name: str, data: Buffer, max_size: int) -> Buffer:
+def decompress(name: str, data: Buffer, max_size: int, library: DeflateLibrary | None = None) -> Buffer:
     """One zlib or gzip stream (either header) decoded to at most ``max_size`` bytes; more,
-    or a truncated or corrupt stream, is a CodecError naming the codec ``name``."""
-    library = decompressor()
+    or a truncated or corrupt stream, is a CodecError naming the codec ``name``. ``library``:
+    the ``decompressor()`` of a caller that decodes many streams (looked up once)."""
+    library = library or decompressor()
     if library.decompress_into is not None:
         try:
             return library.decompress_into(data, max_size)

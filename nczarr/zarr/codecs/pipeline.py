@@ -21,7 +21,7 @@ from nczarr.zarr.codecs.base import (
     register,
     registered_names,
 )
-from nczarr.zarr.codecs.compress import BloscCodec
+from nczarr.zarr.codecs.compress import BloscCodec, ShuffleCodec
 from nczarr.zarr.codecs.numcodecs_ import UNSUPPORTED_OBJECT_CODECS, NumcodecsCodec
 from nczarr.zarr.codecs.serialize import BytesCodec, VLenCodec, dtype_endian
 from nczarr.zarr.codecs.sharding import ShardingCodec
@@ -58,6 +58,9 @@ class Pipeline:
     #: decode block by block, so a read of part of a chunk decodes only the blocks it
     #: touches (``decode_ranges``).
     ranges_decodable: bool = field(init=False)
+    #: True when ``decode_into`` decodes a whole chunk straight into its place in a result:
+    #: ``bytes`` (native order, fixed size) then ``blosc``, or then a byte shuffle.
+    decodes_into: bool = field(init=False)
     #: The most bytes a chunk encodes to (a stored chunk or shard inner chunk larger than
     #: this is corrupt).
     max_encoded_size: int = field(init=False, repr=False)
@@ -79,6 +82,8 @@ class Pipeline:
         object.__setattr__(self, "is_raw", raw)
         blosc = len(self.codecs) == 2 and isinstance(self.codecs[1], BloscCodec) and _native_bytes(codec, dtype)
         object.__setattr__(self, "ranges_decodable", blosc)
+        shuffle = len(self.codecs) >= 2 and isinstance(self.codecs[1], ShuffleCodec) and _native_bytes(codec, dtype)
+        object.__setattr__(self, "decodes_into", blosc or shuffle)
 
     def _set_decode_limits(self) -> None:
         """Follow the chunk's size through the chain in encoding order: the array->bytes
@@ -132,11 +137,15 @@ class Pipeline:
         """Decode stored bytes into an array of ``spec.shape`` and ``spec.dtype``, possibly a
         read-only view of ``data``. Each bytes->bytes step decodes with an output limit and
         must produce the size the next step needs: more or less is a CodecError."""
+        return np.asarray(self._decode_steps(data, 0))  # the array->bytes codec made it an array
+
+    def _decode_steps(self, data: Buffer, first: int) -> ChunkData:
+        """``data`` decoded by the codecs from the last down to ``first``."""
         value: ChunkData = data
         codec = self.codecs[-1]
         steps = zip(self.codecs, self.specs, self.max_sizes, self.sizes, strict=True)
         try:
-            for codec, spec, max_size, size in reversed(list(steps)):
+            for codec, spec, max_size, size in reversed(list(steps)[first:]):
                 if max_size is None:
                     value = codec.decode(value, spec)
                     continue
@@ -151,7 +160,7 @@ class Pipeline:
             raise
         except Exception as e:
             raise CodecError(f"codec {codec.name!r}: decoding failed: {e}") from e
-        return np.asarray(value)  # the array->bytes codec made it an array
+        return value
 
     def decode_ranges(self, data: Buffer, ranges: Sequence[tuple[int, int]]) -> Buffer | None:
         """The bytes of ``ranges`` ((offset, length) of the serialised chunk) one after the
@@ -161,6 +170,21 @@ class Pipeline:
         if not self.ranges_decodable or not isinstance(codec, BloscCodec):
             raise CodecError("decoding ranges needs a chain of bytes and blosc")
         return codec.decode_ranges(data, ranges, raw_nbytes(self.spec))
+
+    def decode_into(self, data: Buffer, out: np.ndarray) -> bool:
+        """Decode a whole chunk straight into ``out`` (writable, contiguous uint8 of the
+        chunk's size, in its order); needs ``decodes_into``. False when the frame is one the
+        blosc library must decode (then ``decode``)."""
+        if not self.decodes_into:
+            raise CodecError("decoding into a buffer needs a chain of bytes, then blosc or a shuffle")
+        codec = self.codecs[-1]
+        if isinstance(codec, BloscCodec) and self.ranges_decodable:
+            return codec.decode_into(data, out, raw_nbytes(self.spec))
+        shuffle = self.codecs[1]
+        assert isinstance(shuffle, ShuffleCodec)
+        # the steps check each size (the chunk's, as bytes has a fixed size); so does the shuffle
+        shuffle.decode_into(as_buffer(self._decode_steps(data, 2)), out)
+        return True
 
     def decode_partial(self, get_range: GetRange, selection: Sequence[Selector]) -> np.ndarray:
         """Part of a stored shard, reading only its index and the inner chunks ``selection``
