@@ -14,8 +14,10 @@ copy starts over when rerun.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
+import math
 import os
 import time
 from collections import OrderedDict
@@ -28,14 +30,14 @@ from nczarr.convert import sources as _sources
 from nczarr.convert.combine import CombineOptions, CombinePlan, expand_sources, plan_combine
 from nczarr.convert.copy import (
     CopyOptions,
+    CopyPlan,
     CopyReport,
-    _blocks,
-    _find_variable,
-    _itemsize,
-    _Plan,
-    _plan,
-    _PlannedSource,
+    PlannedSource,
+    copy_blocks,
     copy_source,
+    find_variable,
+    plan_copy,
+    value_itemsize,
 )
 from nczarr.convert.executor import Executor, InProcess
 from nczarr.errors import CopyError, NCZarrError, SourceChangedError, StoreError
@@ -98,7 +100,7 @@ class CombinedSource:
 
     def _read_from(self, index: int, fqn: str, selection: Hyperslab) -> np.ndarray:
         source = self._source(index)
-        variable = _find_variable(source.dataset, fqn)
+        variable = find_variable(source.dataset, fqn)
         part = self.plan.sources[index]
         if variable is None:
             raise CopyError(f"{part.location}: variable {fqn} is gone")
@@ -127,7 +129,7 @@ class _Job:
     """What every task needs: the plans, the target and how to reach it."""
 
     combine: CombinePlan
-    copy: _Plan
+    copy: CopyPlan
     target: str
     storage_options: dict[str, object]
 
@@ -145,13 +147,10 @@ class _Task:
 
     @property
     def nbytes(self) -> int:
-        variable = _find_variable(self.job.copy.tree, self.variable)
+        """The bytes of the block's values (as planned: strings and vlens estimated)."""
+        variable = find_variable(self.job.copy.tree, self.variable)
         assert variable is not None
-        from nczarr.convert.copy import _resolved_type
-        from nczarr.values.types import value_dtype
-
-        count = int(np.prod([s.stop - s.start for s in self.block])) if self.block else 1
-        return count * _itemsize(value_dtype(_resolved_type(variable)))
+        return math.prod(s.stop - s.start for s in self.block) * value_itemsize(variable)
 
 
 def copy_archive(
@@ -228,7 +227,7 @@ def _copy_to_zarr(
     executor: Executor,
     progress: Callable[[ArchiveProgress], None] | None,
 ) -> CopyReport:
-    copy_plan = _plan(combined, dst, options)
+    copy_plan = plan_copy(combined, dst, options)
     if copy_plan.convention is None:
         raise CopyError(f"{dst}: not a Zarr target")
     storage_options = dict(options.storage_options)
@@ -314,20 +313,43 @@ def _check_same_job(existing: dict[str, object], record: dict[str, object], job:
 
 def _tasks(job: _Job, options: CopyOptions) -> list[_Task]:
     """One task per block of each variable with data, aligned to the target's chunks and
-    within the memory budget (``max_memory``), so that a task writes whole chunks only."""
+    within the memory budget (``max_memory``), so that a task writes whole chunks only; a
+    block of records is cut where a source starts (at the chunk boundary at or after it),
+    so that a task reads about one source and an archive of small files is not one task."""
     store = open_store(job.target, "r", storage_options=job.storage_options or None)
     try:
         session = _open_session(store, job.target)
         tasks: list[_Task] = []
         for variable in job.copy.with_data:
-            target = _find_variable(session.dataset, variable.fqn)
+            target = find_variable(session.dataset, variable.fqn)
             assert target is not None
             chunks = session.array(target).chunks
-            tasks.extend(_Task(job, variable.fqn, block) for block in _blocks(variable, chunks, options.max_memory))
+            cuts = _source_starts(job.combine, variable.fqn, chunks)
+            for block in copy_blocks(variable, chunks, options.max_memory):
+                tasks.extend(_Task(job, variable.fqn, part) for part in _cut(block, cuts))
         session.close()
     finally:
         store.close()
     return tasks
+
+
+def _source_starts(plan: CombinePlan, fqn: str, chunks: tuple[int, ...]) -> list[int]:
+    """Where each source's records of a record variable start, moved up to the next chunk
+    boundary of the target (none for a variable without records)."""
+    variable = plan.variables.get(fqn)
+    if variable is None or not variable.record or not chunks:
+        return []
+    size = chunks[0]
+    return sorted({-(-piece.start // size) * size for piece in plan.pieces(fqn)})
+
+
+def _cut(block: Hyperslab, cuts: list[int]) -> list[Hyperslab]:
+    """``block`` cut along its first (record) axis at the ``cuts`` inside it."""
+    if not block:
+        return [block]
+    records, rest = block[0], block[1:]
+    edges = [records.start, *(c for c in cuts if records.start < c < records.stop), records.stop]
+    return [(slice(low, high), *rest) for low, high in itertools.pairwise(edges)]
 
 
 def _open_session(store: object, display: str, read_only: bool = True) -> Session:
@@ -369,17 +391,17 @@ def _move_block(task: _Task) -> int:
     store = open_store(job.target, "r+", storage_options=job.storage_options or None)
     try:
         session = _open_session(store, job.target, read_only=False)
-        variable = _find_variable(session.dataset, task.variable)
-        planned_variable = _find_variable(job.copy.tree, task.variable)
+        variable = find_variable(session.dataset, task.variable)
+        planned_variable = find_variable(job.copy.tree, task.variable)
         assert variable is not None and planned_variable is not None
-        values = _PlannedSource(combined, job.copy).read(planned_variable, task.block)
+        values = PlannedSource(combined, job.copy).read(planned_variable, task.block)
         session.write(variable, task.block, values)
         session.close()  # the chunks are durable before the task counts as done
         store.set(task.key, b"")
     finally:
         store.close()
         combined.close()
-    return int(values.size) * _itemsize(values.dtype)
+    return task.nbytes
 
 
 def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, object] | None = None) -> None:
@@ -389,7 +411,7 @@ def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, o
     try:
         for group in combined.dataset.walk():
             for variable in group.variables:
-                copied = _find_variable(result.dataset, variable.fqn)
+                copied = find_variable(result.dataset, variable.fqn)
                 if copied is None:
                     raise CopyError(f"verify: {dst}: variable {variable.fqn} is missing")
                 mine = {a.name: a for a in copied.attributes if not a.name.startswith("_")}
@@ -397,7 +419,7 @@ def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, o
                 if mine != theirs:
                     raise CopyError(f"verify: {dst}: variable {variable.fqn}: attributes differ from the sources'")
                 chunks = result.storage.get(variable.fqn, VariableStorage()).chunks or ()
-                for block in _blocks(variable, chunks, 64 << 20):
+                for block in copy_blocks(variable, chunks, 64 << 20):
                     if not _same_values(combined.read(variable, block), result.read(copied, block)):
                         raise CopyError(f"verify: {dst}: variable {variable.fqn}: values differ at {block}")
     finally:
