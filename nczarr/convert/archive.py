@@ -59,6 +59,9 @@ JOB_KEY = JOB_PREFIX + "job.json"
 DONE_PREFIX = JOB_PREFIX + "done/"
 #: How often a task tries again after a store error, and the first wait (doubled each time).
 RETRIES, FIRST_WAIT = 4, 0.5
+#: The least data of a task cut where a source starts: below it, a task's fixed cost (opening
+#: its source and the target, about 10 ms) outweighs its data.
+_LEAST_TASK_BYTES = 4 << 20
 #: Sources a reader keeps open at once.
 _OPEN_SOURCES = 4
 
@@ -314,8 +317,9 @@ def _check_same_job(existing: dict[str, object], record: dict[str, object], job:
 def _tasks(job: _Job, options: CopyOptions) -> list[_Task]:
     """One task per block of each variable with data, aligned to the target's chunks and
     within the memory budget (``max_memory``), so that a task writes whole chunks only; a
-    block of records is cut where a source starts (at the chunk boundary at or after it),
-    so that a task reads about one source and an archive of small files is not one task."""
+    block of records is cut where a source starts (at the chunk boundary at or after it)
+    into parts of at least ``_LEAST_TASK_BYTES``, so that a task reads about one large
+    source or a few small ones, and the workers share even a small archive."""
     store = open_store(job.target, "r", storage_options=job.storage_options or None)
     try:
         session = _open_session(store, job.target)
@@ -325,8 +329,11 @@ def _tasks(job: _Job, options: CopyOptions) -> list[_Task]:
             assert target is not None
             chunks = session.array(target).chunks
             cuts = _source_starts(job.combine, variable.fqn, chunks)
+            least = min(_LEAST_TASK_BYTES, options.max_memory // 6)
             for block in copy_blocks(variable, chunks, options.max_memory):
-                tasks.extend(_Task(job, variable.fqn, part) for part in _cut(block, cuts))
+                per_record = value_itemsize(variable) * math.prod(s.stop - s.start for s in block[1:])
+                parts = _cut(block, cuts, max(1, -(-least // per_record)))
+                tasks.extend(_Task(job, variable.fqn, part) for part in parts)
         session.close()
     finally:
         store.close()
@@ -343,12 +350,19 @@ def _source_starts(plan: CombinePlan, fqn: str, chunks: tuple[int, ...]) -> list
     return sorted({-(-piece.start // size) * size for piece in plan.pieces(fqn)})
 
 
-def _cut(block: Hyperslab, cuts: list[int]) -> list[Hyperslab]:
-    """``block`` cut along its first (record) axis at the ``cuts`` inside it."""
+def _cut(block: Hyperslab, cuts: list[int], least: int) -> list[Hyperslab]:
+    """``block`` cut along its first (record) axis at the ``cuts`` inside it, each part at
+    least ``least`` records long where the block allows."""
     if not block:
         return [block]
     records, rest = block[0], block[1:]
-    edges = [records.start, *(c for c in cuts if records.start < c < records.stop), records.stop]
+    edges = [records.start]
+    for cut in cuts:
+        if records.start < cut < records.stop and cut - edges[-1] >= least:
+            edges.append(cut)
+    if len(edges) > 1 and records.stop - edges[-1] < least:
+        edges.pop()  # the short last part joins the one before
+    edges.append(records.stop)
     return [(slice(low, high), *rest) for low, high in itertools.pairwise(edges)]
 
 
