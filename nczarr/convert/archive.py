@@ -57,8 +57,6 @@ log = logging.getLogger(__name__)
 JOB_PREFIX = ".nczarr_archive/"
 JOB_KEY = JOB_PREFIX + "job.json"
 DONE_PREFIX = JOB_PREFIX + "done/"
-#: How often a task tries again after a store error, and the first wait (doubled each time).
-RETRIES, FIRST_WAIT = 4, 0.5
 #: The least data of a task cut where a source starts: below it, a task's fixed cost (opening
 #: its source and the target, about 10 ms) outweighs its data.
 _LEAST_TASK_BYTES = 4 << 20
@@ -128,13 +126,24 @@ class ArchiveProgress:
 
 
 @dataclass(frozen=True)
+class Retries:
+    """How a task meets a store error that may pass (throttling, a 5xx status, a dropped
+    connection): it runs again up to ``attempts`` times, after ``first_wait`` seconds, then
+    twice as long each time."""
+
+    attempts: int = 4
+    first_wait: float = 0.5
+
+
+@dataclass(frozen=True)
 class _Job:
-    """What every task needs: the plans, the target and how to reach it."""
+    """What every task needs: the plans, the target, how to reach it and how to retry."""
 
     combine: CombinePlan
     copy: CopyPlan
     target: str
     storage_options: dict[str, object]
+    retries: Retries = Retries()
 
 
 @dataclass(frozen=True)
@@ -165,10 +174,12 @@ def copy_archive(
     executor: Executor | None = None,
     progress: Callable[[ArchiveProgress], None] | None = None,
     verify: bool = False,
+    retries: Retries = Retries(),
 ) -> CopyReport:
     """Combine ``sources`` into one dataset at ``target`` (see the module); ``executor``
     runs the tasks (this process when None); ``progress`` is told how far the job is after
-    each task; ``verify`` compares the result with the sources, values and attributes."""
+    each task; ``verify`` compares the result with the sources, values and attributes;
+    ``retries``: how a task retries a transient store error."""
     started = time.perf_counter()
     options = options or CopyOptions()
     combine = combine or CombineOptions()
@@ -181,7 +192,7 @@ def copy_archive(
         if _is_file_target(dst):
             report = copy_source(combined, dst, options, progress=_byte_progress(progress, len(locations)))
         else:
-            report = _copy_to_zarr(plan, combined, dst, options, executor or InProcess(), progress)
+            report = _copy_to_zarr(plan, combined, dst, options, executor or InProcess(), progress, retries)
         if verify:
             verify_copy(combined, dst, storage_options)
     finally:
@@ -200,6 +211,7 @@ def copy(
     workers: int | None = None,
     progress: Callable[[ArchiveProgress], None] | None = None,
     verify: bool = False,
+    retries: Retries = Retries(),
 ) -> CopyReport:
     """``nczarr.copy``: one source (a path or URL) copied as ``nczarr copy SRC DST`` does, or
     many (a list, globs, ``@list.txt``) combined (see :func:`copy_archive`); ``client``: a
@@ -208,7 +220,9 @@ def copy(
 
     executor = executor_for(client=client, workers=workers)
     listed = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
-    return copy_archive(listed, target, options, combine, executor=executor, progress=progress, verify=verify)
+    return copy_archive(
+        listed, target, options, combine, executor=executor, progress=progress, verify=verify, retries=retries
+    )
 
 
 def _is_file_target(dst: str) -> bool:
@@ -229,12 +243,13 @@ def _copy_to_zarr(
     options: CopyOptions,
     executor: Executor,
     progress: Callable[[ArchiveProgress], None] | None,
+    retries: Retries,
 ) -> CopyReport:
     copy_plan = plan_copy(combined, dst, options)
     if copy_plan.convention is None:
         raise CopyError(f"{dst}: not a Zarr target")
     storage_options = dict(options.storage_options)
-    job = _Job(plan, copy_plan, dst, storage_options)
+    job = _Job(plan, copy_plan, dst, storage_options, retries)
     record = _job_record(plan, options)
     done = _start_or_resume(job, record)
     tasks = [t for t in _tasks(job, options) if t.key not in done]
@@ -242,11 +257,15 @@ def _copy_to_zarr(
     total_bytes = sum(t.nbytes for t in tasks)
     finished, moved = len(done), 0
     log.info("%s: %d tasks to do, %d done before", dst, len(tasks), len(done))
-    for nbytes in executor.run(run_task, tasks):
-        finished += 1
-        moved += nbytes
-        if progress is not None:
-            progress(ArchiveProgress(len(plan.sources), finished, every, moved, total_bytes))
+    try:
+        for nbytes in executor.run(run_task, tasks):
+            finished += 1
+            moved += nbytes
+            if progress is not None:
+                progress(ArchiveProgress(len(plan.sources), finished, every, moved, total_bytes))
+    except NCZarrError as error:  # say how to go on, in the error itself (-q hides warnings)
+        error.args = (f"{error}; {finished} of {every} tasks are done: run the same copy again to do the others",)
+        raise
     store = open_store(dst, "r+", storage_options=storage_options or None)
     try:
         store.delete_prefix(JOB_PREFIX)  # the job is complete
@@ -374,29 +393,54 @@ def _open_session(store: object, display: str, read_only: bool = True) -> Sessio
 
 
 def run_task(task: _Task) -> int:
-    """Move one block from the sources to the target and record it done; a store error is
-    tried again with backoff, and one that persists fails the task naming the block."""
-    wait = FIRST_WAIT
-    for attempt in range(RETRIES + 1):
+    """Move one block from the sources to the target and record it done; a transient store
+    error is tried again with backoff (the job's ``retries``), and one that persists fails
+    the task naming the block, its source files and the error (which names the key)."""
+    retries = task.job.retries
+    wait = retries.first_wait
+    for attempt in range(retries.attempts + 1):
         try:
             return _move_block(task)
-        except (StoreError, OSError) as error:
-            if attempt == RETRIES or (isinstance(error, NCZarrError) and not _transient(error)):
-                raise CopyError(f"{task.job.target}: variable {task.variable}, records {_records(task)}: {error}") from error
-            log.warning("%s: %s; trying again in %.1f s", task.variable, error, wait)
+        except OSError as error:  # StoreError is one
+            if attempt == retries.attempts or not _transient(error):
+                raise CopyError(
+                    f"{task.job.target}: variable {task.variable}, records {_records(task)} "
+                    f"(from {', '.join(_files(task))}): {error}"
+                ) from error
+            log.warning("%s: %s; trying again in %.2f s", task.variable, error, wait)
             time.sleep(wait)
             wait *= 2
     raise AssertionError("unreachable")
 
 
-def _transient(error: BaseException) -> bool:
+#: What the text of a store error that may pass holds (S3's and HTTP's words, lower case).
+_TRANSIENT_WORDS = (
+    "throttl", "slowdown", "slow down", "too many requests", "timeout", "timed out", "connection",
+    "reset by peer", "broken pipe", "temporar", "429", "500", "502", "503", "504",
+)
+
+
+def _transient(error: OSError) -> bool:
+    """Whether a store error may pass when tried again: a dropped connection or time-out
+    (also when the store wraps it), or throttling and server errors by their words."""
+    if isinstance(error, (ConnectionError, TimeoutError)) or isinstance(error.__cause__, (ConnectionError, TimeoutError)):
+        return True
     text = str(error).lower()
-    words = ("throttl", "slow down", "timeout", "timed out", "connection", "503", "500", "502", "504")
-    return any(word in text for word in words)
+    return any(word in text for word in _TRANSIENT_WORDS)
 
 
 def _records(task: _Task) -> str:
     return f"{task.block[0].start}:{task.block[0].stop}" if task.block else "(scalar)"
+
+
+def _files(task: _Task) -> list[str]:
+    """The sources the task's block comes from."""
+    plan = task.job.combine
+    if not task.block or not plan.variables[task.variable].record:
+        pieces = plan.pieces(task.variable)
+    else:
+        pieces = plan.pieces(task.variable, task.block[0].start, task.block[0].stop)
+    return [plan.sources[p.source].location for p in pieces]
 
 
 def _move_block(task: _Task) -> int:
@@ -446,4 +490,4 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b)) if a.dtype.kind != "O" else all(np.array_equal(x, y) for x, y in zip(a.flat, b.flat))
 
 
-__all__ = ["ArchiveProgress", "CombinedSource", "copy", "copy_archive", "run_task", "verify_copy"]
+__all__ = ["ArchiveProgress", "CombinedSource", "Retries", "copy", "copy_archive", "run_task", "verify_copy"]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
-from nczarr.errors import MissingExtraError
+from nczarr.errors import MissingExtraError, WorkerLostError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,8 +41,11 @@ class LocalPool:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
             futures = [pool.submit(function, task) for task in tasks]
-            for future in as_completed(futures):
-                yield future.result()
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            except BrokenProcessPool as error:
+                raise WorkerLostError(f"a worker process of the local pool died (killed, or out of memory): {error}") from error
 
 
 class DaskCluster:

@@ -26,10 +26,12 @@ CREDENTIALS_HINT = (
 )
 
 
-def failure(action: str, key: str, store: object, error: BaseException) -> StoreError:
-    """The error for a key the filesystem could not ``action`` (read, write): a refusal
-    (PermissionError, as s3fs reports HTTP 403) says what to check."""
-    where = f"{key!r} {'from' if action == 'read' else 'to'} {store!r}"
+def failure(action: str, key: str, store: object, error: BaseException, others: int = 0) -> StoreError:
+    """The error for a key (and ``others`` more of one batch) the filesystem could not
+    ``action`` (read, write): a refusal (PermissionError, as s3fs reports HTTP 403) says
+    what to check."""
+    more = f" (and {others} more)" if others else ""
+    where = f"{key!r}{more} {'from' if action == 'read' else 'to'} {store!r}"
     if isinstance(error, PermissionError):
         return StoreError(f"access denied: cannot {action} {where} ({error}); {CREDENTIALS_HINT}")
     return StoreError(f"cannot {action} {where}: {error}")
@@ -145,7 +147,7 @@ class FsspecStore(Store):
             return value
         except _ABSENT:
             return None
-        except PermissionError as exc:
+        except OSError as exc:  # a refusal, throttling, a dropped connection: the key named
             raise failure("read", key, self, exc) from exc
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
@@ -242,14 +244,15 @@ class FsspecStore(Store):
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         data = {self._path(key): bytes(value) for key, value in items.items()}
         try:
-            self.fs.pipe(data, **self._batch())
-        except PermissionError as exc:
-            raise failure("write", next(iter(items)), self, exc) from exc
-        except FileNotFoundError:
-            # Filesystems with real directories (local, sftp) need the parents first.
-            for path in data:
-                self.fs.makedirs(self.fs._parent(path), exist_ok=True)
-            self.fs.pipe(data, **self._batch())
+            try:
+                self.fs.pipe(data, **self._batch())
+            except FileNotFoundError:
+                # Filesystems with real directories (local, sftp) need the parents first.
+                for path in data:
+                    self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+                self.fs.pipe(data, **self._batch())
+        except OSError as exc:  # a refusal, throttling, a dropped connection: a key named
+            raise failure("write", next(iter(items)), self, exc, len(items) - 1) from exc
 
     def _delete(self, key: str) -> None:
         with contextlib.suppress(*_ABSENT):
