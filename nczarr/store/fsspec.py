@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import posixpath
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from nczarr import config
 from nczarr.errors import StoreError
@@ -42,14 +43,16 @@ def _any_glob(keys: list[str]) -> bool:
     return any(_GLOB_CHARACTERS.intersection(key) for key in keys)
 
 
-def _import_fsspec() -> Any:
+def import_fsspec() -> ModuleType:
+    """The fsspec module; StoreError saying what to install when it is missing."""
     try:
         import fsspec
     except ImportError as exc:
         raise StoreError(
             "remote and fsspec stores need fsspec: pip install nczarr[remote]"
         ) from exc
-    return fsspec
+    module: ModuleType = fsspec
+    return module
 
 
 #: The S3 protocols, whose filesystem (s3fs) keeps as many connections as botocore's pool.
@@ -96,7 +99,7 @@ class FsspecStore(Store):
         path: str = "",
     ) -> None:
         super().__init__(read_only=read_only)
-        fsspec = _import_fsspec()
+        fsspec = import_fsspec()
         if isinstance(url_or_fs, str):
             try:
                 fs, root = fsspec.core.url_to_fs(url_or_fs, **with_connections(url_or_fs, storage_options))
