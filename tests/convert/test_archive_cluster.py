@@ -70,3 +70,20 @@ def test_sources_and_target_on_s3(tmp_path: Path, s3: str) -> None:
     with nczarr.Dataset(target, storage_options=options) as out, nczarr.Dataset(tmp_path / "local.zarr") as local:
         assert out["time"][:].tolist() == local["time"][:].tolist()
         assert out["g"]["n"][:].tolist() == local["g"]["n"][:].tolist()
+
+
+def test_netcdf_sources_on_s3(tmp_path: Path, s3: str) -> None:
+    """netCDF-4 and netCDF-3 files on S3 read in place, found by a pattern."""
+    import fsspec
+
+    files = monthly_archive(tmp_path)
+    options = {"endpoint_url": s3}
+    fs = fsspec.filesystem("s3", **options)
+    for path in files:
+        fs.put_file(str(path), f"{BUCKET}/nc/{path.name}")
+    target = tmp_path / "out.zarr"
+    copy_archive([f"s3://{BUCKET}/nc/m*.nc"], target, CopyOptions(storage_options=options), verify=True)
+    copy_archive(files, tmp_path / "local.zarr")
+    with nczarr.Dataset(target) as out, nczarr.Dataset(tmp_path / "local.zarr") as local:
+        assert out["time"][:].tolist() == local["time"][:].tolist()
+        assert out["t"][:].tolist() == local["t"][:].tolist()
