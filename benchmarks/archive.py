@@ -23,10 +23,12 @@ Peers (each timed call interleaved with the others, medians of ``--repeat``):
   it (one process each, one after the other).
 
 Each line gives the median wall time, files/s, MB/s of data, the ratio to ``nczarr dask``
-(above 1: nczarr faster), the peak RSS of the client process above its start and the peak
-RSS of each worker process (the highest ``VmHWM`` among the workers of a run: the dask
-workers' peaks are reset before each run; the pool's processes, ncrcat and the nczarr
-command are new processes, their peaks absolute), medians over the repetitions.
+(above 1: nczarr faster), the peak RSS of the client process above its start, and per
+worker process (the highest among the workers of a run): its peak RSS (``VmHWM``; the dask
+workers' peaks are reset before each run) and its growth, the peak above its RSS when the
+run started (the dask workers are long-lived, with every peer's imports done; the pool's
+processes, ncrcat and the nczarr command are new processes, their growth is their whole
+peak); medians over the repetitions.
 
 The kill-and-rerun: ``nczarr copy FILES out.zarr --workers 2`` as a child process, SIGKILLed
 (the client, not its workers) when half of its tasks are recorded done; the orphaned pool
@@ -127,11 +129,12 @@ def data_bytes(files: int, records: int, lat: int, lon: int) -> int:
 
 
 # -- peak RSS of the worker processes -----------------------------------------------------
-def _hwm_kib(pid: int) -> int | None:
+def _status_kib(pid: int, name: str) -> int | None:
+    """A field of /proc/PID/status in KiB (VmHWM: the peak RSS, VmRSS: the RSS now)."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(name + ":"):
                     return int(line.split()[1])
     except OSError:
         return None
@@ -151,6 +154,8 @@ class WorkerPeaks:
     pids: Callable[[], list[int]] | None = None
     interval: float = 0.05
     peaks: dict[int, int] = field(default_factory=dict)
+    #: each process's RSS when the call started (KiB; 0 for those it started)
+    starts: dict[int, int] = field(default_factory=dict)
 
     def _current(self) -> list[int]:
         if self.pids is not None:
@@ -163,12 +168,13 @@ class WorkerPeaks:
     def watch(self) -> Iterator[None]:
         for pid in self._current():
             _reset_hwm(pid)
+            self.starts[pid] = _status_kib(pid, "VmRSS") or 0
         stop = threading.Event()
 
         def sample() -> None:
             while True:
                 for pid in self._current():
-                    kib = _hwm_kib(pid)
+                    kib = _status_kib(pid, "VmHWM")
                     if kib is not None:
                         self.peaks[pid] = max(self.peaks.get(pid, 0), kib)
                 if stop.wait(self.interval):
@@ -182,10 +188,13 @@ class WorkerPeaks:
             stop.set()
             thread.join()
 
-    def highest(self) -> float:
-        """The highest peak of one worker, in bytes (the resource tracker and other small
-        helpers are below it)."""
-        return float(max(self.peaks.values(), default=0) * 1024)
+    def highest(self) -> tuple[float, float]:
+        """The highest peak RSS of one worker and the highest growth of one (its peak above
+        its RSS at the start; the whole peak for a process the call started), in bytes. The
+        resource tracker and other small helpers are below them."""
+        peak = max(self.peaks.values(), default=0)
+        growth = max((kib - self.starts.get(pid, 0) for pid, kib in self.peaks.items()), default=0)
+        return float(peak * 1024), float(growth * 1024)
 
 
 # -- the peers ----------------------------------------------------------------------------
@@ -194,7 +203,7 @@ class Peer:
     name: str
     run: Callable[[str], None]
     pids: Callable[[], list[int]] | None = None
-    worker_peaks: list[float] = field(default_factory=list)
+    worker_peaks: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _chunking(records: int, lat: int, lon: int) -> str:
@@ -362,7 +371,8 @@ def _group(process: object) -> int | None:
 # -- the report ---------------------------------------------------------------------------
 def summary(result: object, peers: list[Peer], nbytes: int, files: int) -> str:
     lines = [
-        f"  {'peer':<18} {'wall s':>7} {'files/s':>8} {'MB/s':>6} {'ratio':>6} {'client MiB':>10} {'worker MiB':>10}",
+        f"  {'peer':<18} {'wall s':>7} {'files/s':>8} {'MB/s':>6} {'ratio':>6} {'client MiB':>10} {'worker MiB':>10}"
+        f" {'growth MiB':>10}",
     ]
     for peer in peers:
         case = result.case(peer.name)  # type: ignore[attr-defined]
@@ -372,10 +382,12 @@ def summary(result: object, peers: list[Peer], nbytes: int, files: int) -> str:
         ratio = result.ratio(case)  # type: ignore[attr-defined]
         client = median([s.peak for s in case.samples]) / 2**20
         # the warm-up's peaks come first
-        worker = statistics.median(peer.worker_peaks[-len(case.samples):]) / 2**20
+        timed = peer.worker_peaks[-len(case.samples):]
+        worker = statistics.median(p for p, _ in timed) / 2**20
+        growth = statistics.median(g for _, g in timed) / 2**20
         lines.append(
             f"  {peer.name:<18} {case.wall:>7.2f} {files / case.wall:>8.1f} {nbytes / case.wall / 1e6:>6.0f} "
-            f"{(f'{ratio:.2f}' if ratio is not None else '—'):>6} {client:>10.0f} {worker:>10.0f}"
+            f"{(f'{ratio:.2f}' if ratio is not None else '—'):>6} {client:>10.0f} {worker:>10.0f} {growth:>10.0f}"
         )
     return "\n".join(lines)
 
