@@ -258,7 +258,7 @@ def _copy_to_zarr(
     finished, moved = len(done), 0
     log.info("%s: %d tasks to do, %d done before", dst, len(tasks), len(done))
     try:
-        for nbytes in executor.run(run_task, tasks):
+        for nbytes in executor.run(run_task, job, [(t.variable, t.block) for t in tasks]):
             finished += 1
             moved += nbytes
             if progress is not None:
@@ -392,11 +392,13 @@ def _open_session(store: object, display: str, read_only: bool = True) -> Sessio
     return Session.open(store, convention, read_only=read_only, root=root)  # type: ignore[arg-type]
 
 
-def run_task(task: _Task) -> int:
-    """Move one block from the sources to the target and record it done; a transient store
-    error is tried again with backoff (the job's ``retries``), and one that persists fails
-    the task naming the block, its source files and the error (which names the key)."""
-    retries = task.job.retries
+def run_task(job: _Job, block: tuple[str, Hyperslab]) -> int:
+    """Move one block (a variable's FQN and a hyperslab of it) of a job from the sources to
+    the target and record it done; a transient store error is tried again with backoff (the
+    job's ``retries``), and one that persists fails the task naming the block, its source
+    files and the error (which names the key). Returns the bytes moved."""
+    task = _Task(job, *block)
+    retries = job.retries
     wait = retries.first_wait
     for attempt in range(retries.attempts + 1):
         try:

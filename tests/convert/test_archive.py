@@ -22,6 +22,7 @@ from nczarr.convert.executor import LocalPool
 from nczarr.errors import CombineError, SourceChangedError
 from tests.convert.archive_files import month_cdl, monthly_archive, ncgen
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,11 +107,11 @@ class StopsAfter:
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
         for i, task in enumerate(tasks):
             if i == self.n:
                 raise Interrupted
-            yield function(task)
+            yield function(shared, task)
 
 
 def test_rerun_after_interruption_redoes_only_unfinished_tasks(tmp_path: Path) -> None:

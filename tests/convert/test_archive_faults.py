@@ -26,6 +26,7 @@ from nczarr.errors import CopyError
 from tests.convert.archive_files import monthly_archive
 from tests.convert.test_archive import ROOT, dump, ncrcat
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 #: A task a record: many small tasks. Waits of a millisecond: no real sleeps.
@@ -74,11 +75,11 @@ class FailingFrom:
     def __init__(self, start: int, count: int) -> None:
         self.start, self.count = start, count
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
         for index, task in enumerate(tasks):
             if index == self.start:
                 Throttling.failures = self.count
-            yield function(task)
+            yield function(shared, task)
 
 
 def test_throttled_requests_are_retried_with_backoff(throttling: type[Throttling], tmp_path: Path,
