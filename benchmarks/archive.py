@@ -149,9 +149,11 @@ def _reset_hwm(pid: int) -> None:
 @dataclass
 class WorkerPeaks:
     """Samples the peak RSS (VmHWM) of the worker processes while a call runs: ``pids()``
-    names them (dask's workers), or every process below this one when it is None."""
+    names them (dask's workers), or when it is None every process below this one but those
+    of ``besides`` (the idle dask workers, while another peer runs)."""
 
     pids: Callable[[], list[int]] | None = None
+    besides: frozenset[int] = frozenset()
     interval: float = 0.05
     peaks: dict[int, int] = field(default_factory=dict)
     #: each process's RSS when the call started (KiB; 0 for those it started)
@@ -162,7 +164,7 @@ class WorkerPeaks:
             return self.pids()
         import psutil
 
-        return [p.pid for p in psutil.Process().children(recursive=True)]
+        return [p.pid for p in psutil.Process().children(recursive=True) if p.pid not in self.besides]
 
     @contextlib.contextmanager
     def watch(self) -> Iterator[None]:
@@ -203,6 +205,7 @@ class Peer:
     name: str
     run: Callable[[str], None]
     pids: Callable[[], list[int]] | None = None
+    besides: frozenset[int] = frozenset()
     worker_peaks: list[tuple[float, float]] = field(default_factory=list)
 
 
@@ -243,9 +246,9 @@ def build_peers(paths: list[str], records: int, lat: int, lon: int, client: obje
 
     return [
         Peer("nczarr dask", nczarr_dask, lambda: worker_pids),
-        Peer("nczarr pool", nczarr_pool),
+        Peer("nczarr pool", nczarr_pool, besides=frozenset(worker_pids)),
         Peer("xarray dask", xarray_dask, lambda: worker_pids),
-        Peer("ncrcat + nczarr", ncrcat_nczarr),
+        Peer("ncrcat + nczarr", ncrcat_nczarr, besides=frozenset(worker_pids)),
     ]
 
 
@@ -278,7 +281,7 @@ def timed_workload(
             return out
 
         def run(target: str) -> None:
-            watcher = WorkerPeaks(peer.pids)
+            watcher = WorkerPeaks(peer.pids, peer.besides)
             with watcher.watch():
                 peer.run(target)
             peer.worker_peaks.append(watcher.highest())
