@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,7 +23,7 @@ from nczarr.convert.archive import DONE_PREFIX, ArchiveProgress, Retries, copy_a
 from nczarr.convert.copy import CopyOptions
 from nczarr.errors import CopyError
 from tests.convert.archive_files import monthly_archive
-from tests.convert.test_archive import ROOT, dump, ncrcat
+from tests.convert.test_archive import ROOT, dump, killable_job
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -129,11 +128,7 @@ def _workers(client: int) -> list[psutil.Process]:
 
 
 def test_sigkill_of_one_local_worker_then_rerun(tmp_path: Path) -> None:
-    files = monthly_archive(tmp_path, (30, 28, 31, 30))
-    expected = ncrcat(files, tmp_path / "ncrcat.nc")
-    out = tmp_path / "out.zarr"
-    command = [sys.executable, "-m", "nczarr.cli", "-q", "copy", *map(str, files), str(out),
-               "-c", "time/1", "-m", "1", "--workers", "2"]
+    out, expected, command = killable_job(tmp_path, "time/1")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     done = out / DONE_PREFIX
