@@ -245,6 +245,11 @@ class SourceChangedError(CombineError):
     """A source changed since the job that is being resumed started."""
 
 
+class WorkerLostError(NCZarrError, RuntimeError):
+    """A worker process running a job's tasks died (killed, or out of memory); the tasks
+    finished are kept, and running the same job again does the others."""
+
+
 # -- the syntax room: CDL and model text in and out ------------------------------------------
 
 

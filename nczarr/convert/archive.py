@@ -14,8 +14,10 @@ copy starts over when rerun.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
+import math
 import os
 import time
 from collections import OrderedDict
@@ -28,14 +30,14 @@ from nczarr.convert import sources as _sources
 from nczarr.convert.combine import CombineOptions, CombinePlan, expand_sources, plan_combine
 from nczarr.convert.copy import (
     CopyOptions,
+    CopyPlan,
     CopyReport,
-    _blocks,
-    _find_variable,
-    _itemsize,
-    _Plan,
-    _plan,
-    _PlannedSource,
+    PlannedSource,
+    copy_blocks,
     copy_source,
+    find_variable,
+    plan_copy,
+    value_itemsize,
 )
 from nczarr.convert.executor import Executor, InProcess
 from nczarr.errors import CopyError, NCZarrError, SourceChangedError, StoreError
@@ -55,8 +57,9 @@ log = logging.getLogger(__name__)
 JOB_PREFIX = ".nczarr_archive/"
 JOB_KEY = JOB_PREFIX + "job.json"
 DONE_PREFIX = JOB_PREFIX + "done/"
-#: How often a task tries again after a store error, and the first wait (doubled each time).
-RETRIES, FIRST_WAIT = 4, 0.5
+#: The least data of a task cut where a source starts: below it, a task's fixed cost (opening
+#: its source and the target, about 10 ms) outweighs its data.
+_LEAST_TASK_BYTES = 4 << 20
 #: Sources a reader keeps open at once.
 _OPEN_SOURCES = 4
 
@@ -98,7 +101,7 @@ class CombinedSource:
 
     def _read_from(self, index: int, fqn: str, selection: Hyperslab) -> np.ndarray:
         source = self._source(index)
-        variable = _find_variable(source.dataset, fqn)
+        variable = find_variable(source.dataset, fqn)
         part = self.plan.sources[index]
         if variable is None:
             raise CopyError(f"{part.location}: variable {fqn} is gone")
@@ -123,13 +126,24 @@ class ArchiveProgress:
 
 
 @dataclass(frozen=True)
+class Retries:
+    """How a task meets a store error that may pass (throttling, a 5xx status, a dropped
+    connection): it runs again up to ``attempts`` times, after ``first_wait`` seconds, then
+    twice as long each time."""
+
+    attempts: int = 4
+    first_wait: float = 0.5
+
+
+@dataclass(frozen=True)
 class _Job:
-    """What every task needs: the plans, the target and how to reach it."""
+    """What every task needs: the plans, the target, how to reach it and how to retry."""
 
     combine: CombinePlan
-    copy: _Plan
+    copy: CopyPlan
     target: str
     storage_options: dict[str, object]
+    retries: Retries = Retries()
 
 
 @dataclass(frozen=True)
@@ -145,13 +159,10 @@ class _Task:
 
     @property
     def nbytes(self) -> int:
-        variable = _find_variable(self.job.copy.tree, self.variable)
+        """The bytes of the block's values (as planned: strings and vlens estimated)."""
+        variable = find_variable(self.job.copy.tree, self.variable)
         assert variable is not None
-        from nczarr.convert.copy import _resolved_type
-        from nczarr.values.types import value_dtype
-
-        count = int(np.prod([s.stop - s.start for s in self.block])) if self.block else 1
-        return count * _itemsize(value_dtype(_resolved_type(variable)))
+        return math.prod(s.stop - s.start for s in self.block) * value_itemsize(variable)
 
 
 def copy_archive(
@@ -163,10 +174,12 @@ def copy_archive(
     executor: Executor | None = None,
     progress: Callable[[ArchiveProgress], None] | None = None,
     verify: bool = False,
+    retries: Retries = Retries(),
 ) -> CopyReport:
     """Combine ``sources`` into one dataset at ``target`` (see the module); ``executor``
     runs the tasks (this process when None); ``progress`` is told how far the job is after
-    each task; ``verify`` compares the result with the sources, values and attributes."""
+    each task; ``verify`` compares the result with the sources, values and attributes;
+    ``retries``: how a task retries a transient store error."""
     started = time.perf_counter()
     options = options or CopyOptions()
     combine = combine or CombineOptions()
@@ -179,7 +192,7 @@ def copy_archive(
         if _is_file_target(dst):
             report = copy_source(combined, dst, options, progress=_byte_progress(progress, len(locations)))
         else:
-            report = _copy_to_zarr(plan, combined, dst, options, executor or InProcess(), progress)
+            report = _copy_to_zarr(plan, combined, dst, options, executor or InProcess(), progress, retries)
         if verify:
             verify_copy(combined, dst, storage_options)
     finally:
@@ -198,6 +211,7 @@ def copy(
     workers: int | None = None,
     progress: Callable[[ArchiveProgress], None] | None = None,
     verify: bool = False,
+    retries: Retries = Retries(),
 ) -> CopyReport:
     """``nczarr.copy``: one source (a path or URL) copied as ``nczarr copy SRC DST`` does, or
     many (a list, globs, ``@list.txt``) combined (see :func:`copy_archive`); ``client``: a
@@ -206,7 +220,9 @@ def copy(
 
     executor = executor_for(client=client, workers=workers)
     listed = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
-    return copy_archive(listed, target, options, combine, executor=executor, progress=progress, verify=verify)
+    return copy_archive(
+        listed, target, options, combine, executor=executor, progress=progress, verify=verify, retries=retries
+    )
 
 
 def _is_file_target(dst: str) -> bool:
@@ -227,12 +243,13 @@ def _copy_to_zarr(
     options: CopyOptions,
     executor: Executor,
     progress: Callable[[ArchiveProgress], None] | None,
+    retries: Retries,
 ) -> CopyReport:
-    copy_plan = _plan(combined, dst, options)
+    copy_plan = plan_copy(combined, dst, options)
     if copy_plan.convention is None:
         raise CopyError(f"{dst}: not a Zarr target")
     storage_options = dict(options.storage_options)
-    job = _Job(plan, copy_plan, dst, storage_options)
+    job = _Job(plan, copy_plan, dst, storage_options, retries)
     record = _job_record(plan, options)
     done = _start_or_resume(job, record)
     tasks = [t for t in _tasks(job, options) if t.key not in done]
@@ -240,11 +257,15 @@ def _copy_to_zarr(
     total_bytes = sum(t.nbytes for t in tasks)
     finished, moved = len(done), 0
     log.info("%s: %d tasks to do, %d done before", dst, len(tasks), len(done))
-    for nbytes in executor.run(run_task, tasks):
-        finished += 1
-        moved += nbytes
-        if progress is not None:
-            progress(ArchiveProgress(len(plan.sources), finished, every, moved, total_bytes))
+    try:
+        for nbytes in executor.run(run_task, job, [(t.variable, t.block) for t in tasks]):
+            finished += 1
+            moved += nbytes
+            if progress is not None:
+                progress(ArchiveProgress(len(plan.sources), finished, every, moved, total_bytes))
+    except NCZarrError as error:  # say how to go on, in the error itself (-q hides warnings)
+        error.args = (f"{error}; {finished} of {every} tasks are done: run the same copy again to do the others",)
+        raise
     store = open_store(dst, "r+", storage_options=storage_options or None)
     try:
         store.delete_prefix(JOB_PREFIX)  # the job is complete
@@ -314,20 +335,54 @@ def _check_same_job(existing: dict[str, object], record: dict[str, object], job:
 
 def _tasks(job: _Job, options: CopyOptions) -> list[_Task]:
     """One task per block of each variable with data, aligned to the target's chunks and
-    within the memory budget (``max_memory``), so that a task writes whole chunks only."""
+    within the memory budget (``max_memory``), so that a task writes whole chunks only; a
+    block of records is cut where a source starts (at the chunk boundary at or after it)
+    into parts of at least ``_LEAST_TASK_BYTES``, so that a task reads about one large
+    source or a few small ones, and the workers share even a small archive."""
     store = open_store(job.target, "r", storage_options=job.storage_options or None)
     try:
         session = _open_session(store, job.target)
         tasks: list[_Task] = []
         for variable in job.copy.with_data:
-            target = _find_variable(session.dataset, variable.fqn)
+            target = find_variable(session.dataset, variable.fqn)
             assert target is not None
             chunks = session.array(target).chunks
-            tasks.extend(_Task(job, variable.fqn, block) for block in _blocks(variable, chunks, options.max_memory))
+            cuts = _source_starts(job.combine, variable.fqn, chunks)
+            least = min(_LEAST_TASK_BYTES, options.max_memory // 6)
+            for block in copy_blocks(variable, chunks, options.max_memory):
+                per_record = value_itemsize(variable) * math.prod(s.stop - s.start for s in block[1:])
+                parts = _cut(block, cuts, max(1, -(-least // per_record)))
+                tasks.extend(_Task(job, variable.fqn, part) for part in parts)
         session.close()
     finally:
         store.close()
     return tasks
+
+
+def _source_starts(plan: CombinePlan, fqn: str, chunks: tuple[int, ...]) -> list[int]:
+    """Where each source's records of a record variable start, moved up to the next chunk
+    boundary of the target (none for a variable without records)."""
+    variable = plan.variables.get(fqn)
+    if variable is None or not variable.record or not chunks:
+        return []
+    size = chunks[0]
+    return sorted({-(-piece.start // size) * size for piece in plan.pieces(fqn)})
+
+
+def _cut(block: Hyperslab, cuts: list[int], least: int) -> list[Hyperslab]:
+    """``block`` cut along its first (record) axis at the ``cuts`` inside it, each part at
+    least ``least`` records long where the block allows."""
+    if not block:
+        return [block]
+    records, rest = block[0], block[1:]
+    edges = [records.start]
+    for cut in cuts:
+        if records.start < cut < records.stop and cut - edges[-1] >= least:
+            edges.append(cut)
+    if len(edges) > 1 and records.stop - edges[-1] < least:
+        edges.pop()  # the short last part joins the one before
+    edges.append(records.stop)
+    return [(slice(low, high), *rest) for low, high in itertools.pairwise(edges)]
 
 
 def _open_session(store: object, display: str, read_only: bool = True) -> Session:
@@ -337,30 +392,57 @@ def _open_session(store: object, display: str, read_only: bool = True) -> Sessio
     return Session.open(store, convention, read_only=read_only, root=root)  # type: ignore[arg-type]
 
 
-def run_task(task: _Task) -> int:
-    """Move one block from the sources to the target and record it done; a store error is
-    tried again with backoff, and one that persists fails the task naming the block."""
-    wait = FIRST_WAIT
-    for attempt in range(RETRIES + 1):
+def run_task(job: _Job, block: tuple[str, Hyperslab]) -> int:
+    """Move one block (a variable's FQN and a hyperslab of it) of a job from the sources to
+    the target and record it done; a transient store error is tried again with backoff (the
+    job's ``retries``), and one that persists fails the task naming the block, its source
+    files and the error (which names the key). Returns the bytes moved."""
+    task = _Task(job, *block)
+    retries = job.retries
+    wait = retries.first_wait
+    for attempt in range(retries.attempts + 1):
         try:
             return _move_block(task)
-        except (StoreError, OSError) as error:
-            if attempt == RETRIES or (isinstance(error, NCZarrError) and not _transient(error)):
-                raise CopyError(f"{task.job.target}: variable {task.variable}, records {_records(task)}: {error}") from error
-            log.warning("%s: %s; trying again in %.1f s", task.variable, error, wait)
+        except OSError as error:  # StoreError is one
+            if attempt == retries.attempts or not _transient(error):
+                raise CopyError(
+                    f"{task.job.target}: variable {task.variable}, records {_records(task)} "
+                    f"(from {', '.join(_files(task))}): {error}"
+                ) from error
+            log.warning("%s: %s; trying again in %.2f s", task.variable, error, wait)
             time.sleep(wait)
             wait *= 2
     raise AssertionError("unreachable")
 
 
-def _transient(error: BaseException) -> bool:
+#: What the text of a store error that may pass holds (S3's and HTTP's words, lower case).
+_TRANSIENT_WORDS = (
+    "throttl", "slowdown", "slow down", "too many requests", "timeout", "timed out", "connection",
+    "reset by peer", "broken pipe", "temporar", "429", "500", "502", "503", "504",
+)
+
+
+def _transient(error: OSError) -> bool:
+    """Whether a store error may pass when tried again: a dropped connection or time-out
+    (also when the store wraps it), or throttling and server errors by their words."""
+    if isinstance(error, (ConnectionError, TimeoutError)) or isinstance(error.__cause__, (ConnectionError, TimeoutError)):
+        return True
     text = str(error).lower()
-    words = ("throttl", "slow down", "timeout", "timed out", "connection", "503", "500", "502", "504")
-    return any(word in text for word in words)
+    return any(word in text for word in _TRANSIENT_WORDS)
 
 
 def _records(task: _Task) -> str:
     return f"{task.block[0].start}:{task.block[0].stop}" if task.block else "(scalar)"
+
+
+def _files(task: _Task) -> list[str]:
+    """The sources the task's block comes from."""
+    plan = task.job.combine
+    if not task.block or not plan.variables[task.variable].record:
+        pieces = plan.pieces(task.variable)
+    else:
+        pieces = plan.pieces(task.variable, task.block[0].start, task.block[0].stop)
+    return [plan.sources[p.source].location for p in pieces]
 
 
 def _move_block(task: _Task) -> int:
@@ -369,17 +451,17 @@ def _move_block(task: _Task) -> int:
     store = open_store(job.target, "r+", storage_options=job.storage_options or None)
     try:
         session = _open_session(store, job.target, read_only=False)
-        variable = _find_variable(session.dataset, task.variable)
-        planned_variable = _find_variable(job.copy.tree, task.variable)
+        variable = find_variable(session.dataset, task.variable)
+        planned_variable = find_variable(job.copy.tree, task.variable)
         assert variable is not None and planned_variable is not None
-        values = _PlannedSource(combined, job.copy).read(planned_variable, task.block)
+        values = PlannedSource(combined, job.copy).read(planned_variable, task.block)
         session.write(variable, task.block, values)
         session.close()  # the chunks are durable before the task counts as done
         store.set(task.key, b"")
     finally:
         store.close()
         combined.close()
-    return int(values.size) * _itemsize(values.dtype)
+    return task.nbytes
 
 
 def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, object] | None = None) -> None:
@@ -389,7 +471,7 @@ def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, o
     try:
         for group in combined.dataset.walk():
             for variable in group.variables:
-                copied = _find_variable(result.dataset, variable.fqn)
+                copied = find_variable(result.dataset, variable.fqn)
                 if copied is None:
                     raise CopyError(f"verify: {dst}: variable {variable.fqn} is missing")
                 mine = {a.name: a for a in copied.attributes if not a.name.startswith("_")}
@@ -397,7 +479,7 @@ def verify_copy(combined: CombinedSource, dst: str, storage_options: dict[str, o
                 if mine != theirs:
                     raise CopyError(f"verify: {dst}: variable {variable.fqn}: attributes differ from the sources'")
                 chunks = result.storage.get(variable.fqn, VariableStorage()).chunks or ()
-                for block in _blocks(variable, chunks, 64 << 20):
+                for block in copy_blocks(variable, chunks, 64 << 20):
                     if not _same_values(combined.read(variable, block), result.read(copied, block)):
                         raise CopyError(f"verify: {dst}: variable {variable.fqn}: values differ at {block}")
     finally:
@@ -410,4 +492,4 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b)) if a.dtype.kind != "O" else all(np.array_equal(x, y) for x, y in zip(a.flat, b.flat))
 
 
-__all__ = ["ArchiveProgress", "CombinedSource", "copy", "copy_archive", "run_task", "verify_copy"]
+__all__ = ["ArchiveProgress", "CombinedSource", "Retries", "copy", "copy_archive", "run_task", "verify_copy"]

@@ -83,10 +83,10 @@ def expand_sources(items: Sequence[str], storage_options: Mapping[str, object] |
 
 
 def _remote_matches(pattern: str, storage_options: Mapping[str, object] | None) -> list[str]:
-    from nczarr.store.fsspec import _import_fsspec
+    from nczarr.store.fsspec import import_fsspec
 
     location = parse_location(pattern, storage_options=storage_options)
-    fs, path = _import_fsspec().core.url_to_fs(location.target, **location.storage_options)
+    fs, path = import_fsspec().core.url_to_fs(location.target, **location.storage_options)
     protocol = location.target.split("://", 1)[0]
     return [f"{protocol}://{p}" for p in sorted(fs.glob(path))]
 

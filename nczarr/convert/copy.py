@@ -123,7 +123,7 @@ def copy_source(
 ) -> CopyReport:
     """Write the dataset a DatasetSource reads to ``dst`` (see :func:`copy`)."""
     started = time.perf_counter()
-    plan = _plan(source, dst, options)
+    plan = plan_copy(source, dst, options)
     total = sum(_nbytes(v, plan.tree) for v in plan.with_data)
     done = [0]
 
@@ -133,7 +133,7 @@ def copy_source(
             progress(done[0], total)
 
     if plan.file_writer is not None:
-        plan.file_writer(dst, _PlannedSource(source, plan), plan.data_model, progress=advance)
+        plan.file_writer(dst, PlannedSource(source, plan), plan.data_model, progress=advance)
     else:
         _write_zarr(dst, source, plan, options, advance)
     return CopyReport(nbytes=done[0], skipped=plan.skipped, seconds=time.perf_counter() - started)
@@ -143,7 +143,11 @@ def copy_source(
 
 
 @dataclass
-class _Plan:
+class CopyPlan:
+    """What a copy writes: the target's tree and storage, its data model, the convention of
+    a Zarr target or the writer of a file, the variables whose data are copied and what is
+    left out. An archive copy plans with it too, then runs the data in tasks."""
+
     tree: ModelDataset
     storage: dict[str, VariableStorage]
     data_model: str
@@ -153,7 +157,9 @@ class _Plan:
     skipped: list[str]
 
 
-def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOptions) -> _Plan:
+def plan_copy(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOptions) -> CopyPlan:
+    """The plan of copying ``source`` to ``dst``; CopyError when the target cannot hold what
+    the options keep (unless ``skip_unsupported``)."""
     tree: ModelDataset = _copy.deepcopy(source.dataset)
     path = os.fspath(dst) if isinstance(dst, (str, os.PathLike)) else ""
     to_file = "://" not in path and path.lower().endswith(NETCDF_FILE_SUFFIXES)
@@ -184,10 +190,10 @@ def _plan(source: DatasetSource, dst: sources.DatasetLocation, options: CopyOpti
             return target.problems(dataset) + [f"{p.fqn}: {p.message}" for p in errors]
 
     skipped = _resolve_problems(tree, data_model, check, options.skip_unsupported, convention or data_model)
-    storage = {fqn: s for fqn, s in storage.items() if _find_variable(tree, fqn) is not None}
+    storage = {fqn: s for fqn, s in storage.items() if find_variable(tree, fqn) is not None}
     with_data = [v for v in _variables(tree) if _copies_data(v, options)]
     _empty_unlimited(tree, with_data)
-    return _Plan(tree, storage, data_model, convention, file_writer, with_data, skipped)
+    return CopyPlan(tree, storage, data_model, convention, file_writer, with_data, skipped)
 
 
 def _storage_request(options: CopyOptions, to_file: bool) -> StorageRequest:
@@ -391,11 +397,11 @@ def _drop_users(tree: ModelDataset, user_type: UserType) -> None:
 # -- data ---------------------------------------------------------------------------------
 
 
-class _PlannedSource:
+class PlannedSource:
     """The source as the planned tree shows it: the variables left out of data copying read
     as their fill value."""
 
-    def __init__(self, source: DatasetSource, plan: _Plan) -> None:
+    def __init__(self, source: DatasetSource, plan: CopyPlan) -> None:
         self._source = source
         self.dataset = plan.tree
         self.storage = plan.storage
@@ -403,7 +409,7 @@ class _PlannedSource:
         self._with_data = {v.fqn for v in plan.with_data}
 
     def read(self, variable: Variable, selection: Hyperslab) -> np.ndarray:
-        original = _find_variable(self._source.dataset, variable.fqn)
+        original = find_variable(self._source.dataset, variable.fqn)
         if variable.fqn in self._with_data and original is not None:
             return self._source.read(original, selection)
         raw = self._source.read(original, tuple(slice(0, 0) for _ in selection)) if original is not None else None
@@ -435,7 +441,7 @@ def _fill_of(variable: Variable, dtype: np.dtype) -> object:
 def _write_zarr(
     dst: sources.DatasetLocation,
     source: DatasetSource,
-    plan: _Plan,
+    plan: CopyPlan,
     options: CopyOptions,
     advance: Callable[[int], None],
 ) -> None:
@@ -464,17 +470,17 @@ def _write_zarr(
 
 
 def _fill_zarr(
-    target: Session, source: DatasetSource, plan: _Plan, options: CopyOptions, advance: Callable[[int], None]
+    target: Session, source: DatasetSource, plan: CopyPlan, options: CopyOptions, advance: Callable[[int], None]
 ) -> None:
     """Write the data of the variables that have some, block by block, the next block read
     while the current one is written."""
     _return_freed_memory()
-    planned = _PlannedSource(source, plan)
+    planned = PlannedSource(source, plan)
     reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-copy-read")
     try:
         for variable in plan.with_data:
             # blocks come in C order; a new dataset reads fill values where nothing was written
-            whole = _blocks(variable, target.array(variable).chunks, options.max_memory)
+            whole = copy_blocks(variable, target.array(variable).chunks, options.max_memory)
             blocks = list(itertools.takewhile(partial(_holds_data, planned, variable), whole))
             pending = reading.submit(planned.read, variable, blocks[0]) if blocks else None
             for i, block in enumerate(blocks):
@@ -488,7 +494,7 @@ def _fill_zarr(
         reading.shutdown(wait=True)
 
 
-def _holds_data(source: _PlannedSource, variable: Variable, block: Hyperslab) -> bool:
+def _holds_data(source: PlannedSource, variable: Variable, block: Hyperslab) -> bool:
     """Whether the source may hold other values than fill from ``block`` on."""
     return not source.fill_from(variable, block)
 
@@ -515,15 +521,21 @@ def _return_freed_memory() -> None:
     mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
 
 
-def _blocks(variable: Variable, chunks: tuple[int, ...], max_memory: int) -> Iterator[Hyperslab]:
+def copy_blocks(variable: Variable, chunks: tuple[int, ...], max_memory: int) -> Iterator[Hyperslab]:
     """The blocks of a variable: a sixth of the budget each (one block read, one written,
     the source library's buffers while it reads, the chunks being encoded and their
     encodings), never less than one chunk, which the engine encodes whole anyway."""
     shape = tuple(d.size for d in _dimensions(variable))
     chunks = chunks if len(chunks) == len(shape) else shape  # a scalar is stored as [1]
-    itemsize = _itemsize(value_dtype(_resolved_type(variable)))
+    itemsize = value_itemsize(variable)
     budget = max(max_memory // 6, itemsize * math.prod(min(c, n) for c, n in zip(chunks, shape)))
     return plan_blocks(shape, itemsize, budget, chunks)
+
+
+def value_itemsize(variable: Variable) -> int:
+    """Bytes per value of a variable of a planned tree, as blocks are planned (an estimate
+    for strings and vlens)."""
+    return _itemsize(value_dtype(_resolved_type(variable)))
 
 
 def _resolved_type(variable: Variable) -> AtomicType | UserType:
@@ -601,7 +613,8 @@ def _variables(tree: Group) -> Iterator[Variable]:
         yield from group.variables
 
 
-def _find_variable(tree: Group, fqn: str) -> Variable | None:
+def find_variable(tree: Group, fqn: str) -> Variable | None:
+    """The variable of ``tree`` whose FQN is ``fqn``, None when it has none."""
     return next((v for v in _variables(tree) if v.fqn == fqn), None)
 
 
@@ -634,4 +647,18 @@ class ProgressBar:
             self.stream.flush()
 
 
-__all__ = ["CopyOptions", "CopyReport", "ProgressBar", "copy"]
+__all__ = [
+    "CopyOptions",
+    "CopyPlan",
+    "CopyReport",
+    "PlannedSource",
+    "ProgressBar",
+    "copy",
+    "copy_blocks",
+    "copy_source",
+    "find_variable",
+    "local_path_exists",
+    "plan_copy",
+    "remove_local",
+    "value_itemsize",
+]

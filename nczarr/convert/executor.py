@@ -6,26 +6,44 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
-from nczarr.errors import MissingExtraError
+from nczarr.errors import MissingExtraError, WorkerLostError
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
 
 class Executor(Protocol):
-    """Runs ``function`` on each task and yields the results as tasks finish."""
+    """Runs ``function(shared, task)`` on each task and yields the results as tasks finish;
+    ``shared`` (what every task needs, e.g. the plan of a job) goes to each worker once, not
+    with every task."""
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]: ...
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]: ...
 
 
 class InProcess:
     """Every task here, one after the other."""
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
         for task in tasks:
-            yield function(task)
+            yield function(shared, task)
+
+
+#: What the tasks of this worker process of a LocalPool share (set as the process starts).
+_shared: object = None
+
+
+def _keep_shared(shared: object) -> None:
+    global _shared
+    _shared = shared
+
+
+def _call(function: Callable[..., R], task: object) -> R:
+    """In a worker process of a LocalPool: ``function(shared, task)``."""
+    return function(_shared, task)
 
 
 class LocalPool:
@@ -34,14 +52,19 @@ class LocalPool:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
         # spawned, not forked: a fork of a process with threads (the planner's, a caller's)
         # may inherit a held lock and hang
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
-            futures = [pool.submit(function, task) for task in tasks]
-            for future in as_completed(futures):
-                yield future.result()
+        with ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=_keep_shared, initargs=(shared,)
+        ) as pool:
+            futures = [pool.submit(_call, function, task) for task in tasks]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            except BrokenProcessPool as error:
+                raise WorkerLostError(f"a worker process of the local pool died (killed, or out of memory): {error}") from error
 
 
 class DaskCluster:
@@ -56,8 +79,12 @@ class DaskCluster:
         self._owned = client is None
         self._distributed = distributed
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
-        futures = self.client.map(function, tasks, pure=False)  # type: ignore[attr-defined]
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
+        if not tasks:
+            return
+        # scattered once to every worker; each task then names it
+        everywhere = self.client.scatter(shared, broadcast=True, hash=False)  # type: ignore[attr-defined]
+        futures = self.client.map(function, [everywhere] * len(tasks), tasks, pure=False)  # type: ignore[attr-defined]
         for future in self._distributed.as_completed(futures):
             yield future.result()
 

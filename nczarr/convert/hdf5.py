@@ -171,12 +171,14 @@ class Hdf5Reader:
     data_model: str
 
     def __init__(self, path: str | os.PathLike[str], *, file: BinaryIO | None = None) -> None:
-        """``file``: the file open for reading (a remote one, through fsspec), ``path`` its name."""
+        """``file``: the file open for reading (a remote one, through fsspec), ``path`` its
+        name; closing the reader closes it."""
         _h5netcdf, self._h5py = require_h5netcdf()
         self.path = os.fspath(path)
         if file is None and not os.path.exists(self.path):
             raise DatasetNotFoundError(f"{self.path}: no such file")
         self._file: Any = None
+        self._remote = file
         try:
             if file is not None:
                 if file.read(8) != HDF5_MAGIC:
@@ -233,9 +235,13 @@ class Hdf5Reader:
         self.close()
 
     def close(self) -> None:
-        """Release the file."""
-        if self._file:
-            self._file.close()
+        """Release the file (and the remote one it reads through)."""
+        try:
+            if self._file:
+                self._file.close()
+        finally:
+            if self._remote is not None:
+                self._remote.close()
 
     # -- the tree, in netcdf-c's order -----------------------------------------------------
 

@@ -8,11 +8,12 @@ import os
 from collections.abc import Mapping
 
 from nczarr.convert.signatures import HDF5_MAGIC, NETCDF3_MAGIC
-from nczarr.errors import ContainerError
+from nczarr.errors import ContainerError, DatasetNotFoundError
 from nczarr.formats import require_local, stored_dataset
-from nczarr.formats.location import parse_location
+from nczarr.formats.location import NETCDF_FILE_SUFFIXES, parse_location
 from nczarr.formats.session import Session
 from nczarr.store import Store, ZipStore, open_store
+from nczarr.store.fsspec import import_fsspec
 from nczarr.values.source import DatasetSource
 
 #: Where a dataset is: a path, a URL (fsspec's, or netcdf-c's ``file:///p#mode=nczarr,file``)
@@ -41,6 +42,9 @@ def open_source(location: DatasetLocation, *, storage_options: Mapping[str, obje
     """A DatasetSource for a netCDF-3 file, a netCDF-4 (HDF5) file or any Zarr dataset."""
     kind = file_kind(location)
     if kind is None:
+        url = remote_file_url(location)
+        if url is not None:
+            return open_remote_file(url, storage_options)
         return zarr_source(location, storage_options=storage_options)
     assert not isinstance(location, Store)  # file_kind names local files only
     # imported here: a command on a Zarr store (nczarr dump, info) starts without them
@@ -51,6 +55,39 @@ def open_source(location: DatasetLocation, *, storage_options: Mapping[str, obje
     from nczarr.convert.hdf5 import Hdf5Reader
 
     return Hdf5Reader(location)
+
+
+def remote_file_url(location: object) -> str | None:
+    """The URL of a netCDF file on an fsspec filesystem (``s3://bucket/run/m01.nc``: a URL
+    whose name ends as a netCDF file's, without netcdf-c's ``#mode=``), else None."""
+    if not isinstance(location, (str, os.PathLike)):
+        return None
+    text = os.fspath(location)
+    remote = "://" in text and not text.startswith("file:") and "#" not in text
+    return text if remote and text.lower().endswith(NETCDF_FILE_SUFFIXES) else None
+
+
+def open_remote_file(url: str, storage_options: Mapping[str, object] | None = None) -> DatasetSource:
+    """A netCDF-4/HDF5 file at an fsspec URL, read in place: HDF5 asks for the bytes it needs
+    (the metadata, then the chunks of each selection) as ranged reads. DatasetNotFoundError
+    where there is no such object; ContainerError for a netCDF-3 file (read from a local
+    copy) or anything else."""
+    fsspec = import_fsspec()
+    try:
+        file = fsspec.open(url, "rb", **dict(storage_options or {})).open()
+    except FileNotFoundError:
+        raise DatasetNotFoundError(f"{url}: no such file or object") from None
+    except (OSError, ValueError) as error:
+        raise ContainerError(f"{url}: cannot open it: {error}") from error
+    head = file.read(8)
+    file.seek(0)
+    if head != HDF5_MAGIC:
+        file.close()
+        kind = "a netCDF-3 file: copy it here first" if head[:4] in NETCDF3_MAGIC else "not a netCDF-4/HDF5 file"
+        raise ContainerError(f"{url}: {kind} (remote netCDF files are read in place only as netCDF-4/HDF5)")
+    from nczarr.convert.hdf5 import Hdf5Reader
+
+    return Hdf5Reader(url, file=file)
 
 
 class _StoreSession(Session):

@@ -35,7 +35,6 @@ from nczarr.convert import sources as _sources
 from nczarr.convert.combine import COPY, CombineOptions, Conversion, plan_combine
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
-from nczarr.convert.signatures import HDF5_MAGIC
 from nczarr.errors import CopyError, NCZarrError
 from nczarr.formats import convention as make_convention
 from nczarr.formats.session import Session
@@ -176,7 +175,7 @@ class FileScan:
 
 
 def _open(url: str, options: VirtualOptions) -> DatasetSource:
-    return _sources.open_source(url) if "://" not in url else _remote_source(url, options)
+    return _sources.open_source(url) if "://" not in url else _sources.open_remote_file(url, options.storage_options)
 
 
 def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
@@ -200,23 +199,6 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
     finally:
         source.close()
     return FileScan(url, identity, source.dataset, source.storage, found, options)
-
-
-def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
-    """A netCDF-4/HDF5 file at an fsspec URL, read through fsspec (its metadata; the chunks
-    are only referenced)."""
-    import fsspec
-
-    try:
-        file = fsspec.open(url, "rb", **options.storage_options).open()
-    except (OSError, ValueError) as exc:
-        raise CopyError(f"cannot open the source {url}: {exc}") from exc
-    head = file.read(8)
-    file.seek(0)
-    if head != HDF5_MAGIC:
-        file.close()
-        raise CopyError(f"{url}: remote sources must be netCDF-4/HDF5 files (netCDF-3 ones are read locally)")
-    return Hdf5Reader(url, file=file)
 
 
 def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions, size: int) -> VariableChunks:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import posixpath
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from nczarr import config
 from nczarr.errors import StoreError
@@ -26,10 +27,12 @@ CREDENTIALS_HINT = (
 )
 
 
-def failure(action: str, key: str, store: object, error: BaseException) -> StoreError:
-    """The error for a key the filesystem could not ``action`` (read, write): a refusal
-    (PermissionError, as s3fs reports HTTP 403) says what to check."""
-    where = f"{key!r} {'from' if action == 'read' else 'to'} {store!r}"
+def failure(action: str, key: str, store: object, error: BaseException, others: int = 0) -> StoreError:
+    """The error for a key (and ``others`` more of one batch) the filesystem could not
+    ``action`` (read, write): a refusal (PermissionError, as s3fs reports HTTP 403) says
+    what to check."""
+    more = f" (and {others} more)" if others else ""
+    where = f"{key!r}{more} {'from' if action == 'read' else 'to'} {store!r}"
     if isinstance(error, PermissionError):
         return StoreError(f"access denied: cannot {action} {where} ({error}); {CREDENTIALS_HINT}")
     return StoreError(f"cannot {action} {where}: {error}")
@@ -40,14 +43,16 @@ def _any_glob(keys: list[str]) -> bool:
     return any(_GLOB_CHARACTERS.intersection(key) for key in keys)
 
 
-def _import_fsspec() -> Any:
+def import_fsspec() -> ModuleType:
+    """The fsspec module; StoreError saying what to install when it is missing."""
     try:
         import fsspec
     except ImportError as exc:
         raise StoreError(
             "remote and fsspec stores need fsspec: pip install nczarr[remote]"
         ) from exc
-    return fsspec
+    module: ModuleType = fsspec
+    return module
 
 
 #: The S3 protocols, whose filesystem (s3fs) keeps as many connections as botocore's pool.
@@ -94,7 +99,7 @@ class FsspecStore(Store):
         path: str = "",
     ) -> None:
         super().__init__(read_only=read_only)
-        fsspec = _import_fsspec()
+        fsspec = import_fsspec()
         if isinstance(url_or_fs, str):
             try:
                 fs, root = fsspec.core.url_to_fs(url_or_fs, **with_connections(url_or_fs, storage_options))
@@ -145,7 +150,7 @@ class FsspecStore(Store):
             return value
         except _ABSENT:
             return None
-        except PermissionError as exc:
+        except OSError as exc:  # a refusal, throttling, a dropped connection: the key named
             raise failure("read", key, self, exc) from exc
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
@@ -242,14 +247,15 @@ class FsspecStore(Store):
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         data = {self._path(key): bytes(value) for key, value in items.items()}
         try:
-            self.fs.pipe(data, **self._batch())
-        except PermissionError as exc:
-            raise failure("write", next(iter(items)), self, exc) from exc
-        except FileNotFoundError:
-            # Filesystems with real directories (local, sftp) need the parents first.
-            for path in data:
-                self.fs.makedirs(self.fs._parent(path), exist_ok=True)
-            self.fs.pipe(data, **self._batch())
+            try:
+                self.fs.pipe(data, **self._batch())
+            except FileNotFoundError:
+                # Filesystems with real directories (local, sftp) need the parents first.
+                for path in data:
+                    self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+                self.fs.pipe(data, **self._batch())
+        except OSError as exc:  # a refusal, throttling, a dropped connection: a key named
+            raise failure("write", next(iter(items)), self, exc, len(items) - 1) from exc
 
     def _delete(self, key: str) -> None:
         with contextlib.suppress(*_ABSENT):

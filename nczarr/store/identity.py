@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nczarr.errors import StoreError
-from nczarr.store.fsspec import _import_fsspec
+from nczarr.store.fsspec import import_fsspec
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def source_identity(location: str, storage_options: Mapping[str, object] | None 
             return _local_identity(location, path)
         except OSError as error:
             raise StoreError(f"{location}: cannot read it: {error.strerror or error}") from error
-    fsspec = _import_fsspec()
+    fsspec = import_fsspec()
     try:
         fs, path = fsspec.core.url_to_fs(location, **dict(storage_options or {}))
         info = fs.info(path)

@@ -22,6 +22,7 @@ from nczarr.convert.executor import LocalPool
 from nczarr.errors import CombineError, SourceChangedError
 from tests.convert.archive_files import month_cdl, monthly_archive, ncgen
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,11 +107,11 @@ class StopsAfter:
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def run(self, function: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
+    def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
         for i, task in enumerate(tasks):
             if i == self.n:
                 raise Interrupted
-            yield function(task)
+            yield function(shared, task)
 
 
 def test_rerun_after_interruption_redoes_only_unfinished_tasks(tmp_path: Path) -> None:
@@ -138,15 +139,22 @@ def test_rerun_refuses_changed_sources(tmp_path: Path) -> None:
         copy_archive(files, out, CopyOptions(max_memory=1))
 
 
+def killable_job(folder: Path, chunking: str) -> tuple[Path, str, list[str]]:
+    """An archive of 119 records, ncrcat's dump of it, and the command that copies it into
+    ``out.zarr`` in many small tasks on 2 local workers."""
+    files = monthly_archive(folder, (30, 28, 31, 30))
+    expected = ncrcat(files, folder / "ncrcat.nc")
+    out = folder / "out.zarr"
+    command = [sys.executable, "-m", "nczarr.cli", "-q", "copy", *map(str, files), str(out),
+               "-c", chunking, "-m", "1", "--workers", "2"]
+    return out, expected, command
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_sigkill_of_the_client_and_workers_then_rerun(tmp_path: Path, seed: int) -> None:
     """The whole job (client and its worker processes) killed at a random point, then the
     same command again: the result equals ncrcat's."""
-    files = monthly_archive(tmp_path, (30, 28, 31, 30))
-    expected = ncrcat(files, tmp_path / "ncrcat.nc")
-    out = tmp_path / "out.zarr"
-    command = [sys.executable, "-m", "nczarr.cli", "-q", "copy", *map(str, files), str(out),
-               "-c", "time/3", "-m", "1", "--workers", "2"]
+    out, expected, command = killable_job(tmp_path, "time/3")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command, env=env, start_new_session=True)
     time.sleep(random.Random(seed).uniform(0.5, 3.0))

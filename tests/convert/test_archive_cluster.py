@@ -1,8 +1,10 @@
 """Archive copies on a dask.distributed LocalCluster whose workers hold less memory than the
-archive, and with the target on S3 (moto's server)."""
+archive or lose a worker to SIGKILL, and with sources and target on S3 (moto's server)."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from nczarr.convert.archive import copy_archive
 from nczarr.convert.copy import CopyOptions
 from nczarr.convert.executor import DaskCluster
 from tests.convert.archive_files import monthly_archive
+from tests.convert.test_archive import dump, ncrcat
 
 BUCKET = "nczarr-archive"
 
@@ -70,3 +73,42 @@ def test_sources_and_target_on_s3(tmp_path: Path, s3: str) -> None:
     with nczarr.Dataset(target, storage_options=options) as out, nczarr.Dataset(tmp_path / "local.zarr") as local:
         assert out["time"][:].tolist() == local["time"][:].tolist()
         assert out["g"]["n"][:].tolist() == local["g"]["n"][:].tolist()
+
+
+def test_netcdf_sources_on_s3(tmp_path: Path, s3: str) -> None:
+    """netCDF-4 and netCDF-3 files on S3 read in place, found by a pattern."""
+    import fsspec
+
+    files = monthly_archive(tmp_path)
+    options = {"endpoint_url": s3}
+    fs = fsspec.filesystem("s3", **options)
+    for path in files:
+        fs.put_file(str(path), f"{BUCKET}/nc/{path.name}")
+    target = tmp_path / "out.zarr"
+    copy_archive([f"s3://{BUCKET}/nc/m*.nc"], target, CopyOptions(storage_options=options), verify=True)
+    copy_archive(files, tmp_path / "local.zarr")
+    with nczarr.Dataset(target) as out, nczarr.Dataset(tmp_path / "local.zarr") as local:
+        assert out["time"][:].tolist() == local["time"][:].tolist()
+        assert out["t"][:].tolist() == local["t"][:].tolist()
+
+
+def test_a_killed_dask_worker_s_tasks_run_elsewhere(tmp_path: Path) -> None:
+    """One worker process SIGKILLed after the first task is done: dask runs its tasks on
+    the other (and on the one its nanny starts again); the job finishes in the same run."""
+    files = monthly_archive(tmp_path, (10, 12, 9))
+    expected = ncrcat(files, tmp_path / "ncrcat.nc")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+        killed: list[int] = []
+
+        def kill_once(progress: object) -> None:
+            if not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+
+        options = CopyOptions(chunking=("time/1",), max_memory=1)  # a task a record
+        copy_archive(files, tmp_path / "out.zarr", options, executor=DaskCluster(client), progress=kill_once)
+    assert killed
+    assert dump(tmp_path / "out.zarr") == expected
+    assert not (tmp_path / "out.zarr" / ".nczarr_archive").exists()
