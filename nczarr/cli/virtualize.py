@@ -38,19 +38,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--copy-mismatched", action="store_true",
         help="copy the record variables whose files cannot share one chunk grid (chunks, codecs, lengths) instead of refusing",
     )
-    virtualize.add_argument("--workers", type=int, default=4, metavar="N", help="files scanned at once (default 4)")
+    virtualize.add_argument("--workers", type=int, metavar="N", help="scan the files in N local processes")
+    virtualize.add_argument("--scheduler", metavar="ADDRESS", help="scan the files on a running dask.distributed cluster")
     virtualize.add_argument("--report", action="store_true", help="print what was referenced, inlined or copied")
     add_storage_flags(virtualize)
     virtualize.set_defaults(run=run, creates=creates)
 
 
 def run(args: argparse.Namespace) -> int:
+    from nczarr.convert.executor import executor_for
     from nczarr.convert.virtual import VirtualOptions, export_kerchunk, refresh, stale_sources, virtualize
 
     options = VirtualOptions(
         format=args.format,
         copy_mismatched=args.copy_mismatched,
-        workers=max(1, args.workers),
+        workers=args.workers,
         progress=not args.quiet and sys.stderr.isatty(),
         storage_options=storage_options(args),
     )
@@ -59,14 +61,20 @@ def run(args: argparse.Namespace) -> int:
         for line in stale:
             print(f"changed: {line}")
         return 1 if stale else 0
-    if args.refresh:
-        reports = [refresh(target, options) for target in args.paths]
-    elif args.kerchunk:
-        reports = [export_kerchunk(args.paths, args.kerchunk, options)]
-    else:
-        if len(args.paths) < 2:
-            raise ArgumentError("virtualize: give SRC... TARGET (or --kerchunk OUT SRC...)")
-        reports = [virtualize(args.paths[:-1], args.paths[-1], options)]
+    executor = executor_for(scheduler=args.scheduler, workers=args.workers) if args.scheduler else None
+    try:
+        if args.refresh:
+            reports = [refresh(target, options, executor=executor) for target in args.paths]
+        elif args.kerchunk:
+            reports = [export_kerchunk(args.paths, args.kerchunk, options, executor=executor)]
+        else:
+            if len(args.paths) < 2:
+                raise ArgumentError("virtualize: give SRC... TARGET (or --kerchunk OUT SRC...)")
+            reports = [virtualize(args.paths[:-1], args.paths[-1], options, executor=executor)]
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
     for report in reports:
         lines = report.lines()
         if args.report:

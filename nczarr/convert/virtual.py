@@ -25,7 +25,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from nczarr.convert import sources as _sources
 from nczarr.convert.combine import COPY, CombineOptions, Conversion, plan_combine
+from nczarr.convert.executor import Executor, InProcess, executor_for
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.convert.signatures import HDF5_MAGIC
@@ -92,13 +92,15 @@ class VirtualOptions:
     refused (files that differ in packing, types or fills are always refused: one set of
     metadata would decode some wrong), and so are, always, those of at most ``small_bytes`` in each file (coordinates
     such as time, whose netCDF default chunks are longer than a file's records);
-    ``workers``: files scanned at once; ``progress``: show a tqdm bar."""
+    ``workers``: files scanned at once in a local pool of processes (None: in this
+    process; a dask.distributed ``client`` passed to :func:`virtualize` wins);
+    ``progress``: show a tqdm bar."""
 
     format: str | None = None
     contiguous_chunk_bytes: int = CONTIGUOUS_CHUNK_BYTES
     copy_mismatched: bool = False
     small_bytes: int = SMALL_BYTES
-    workers: int = 4
+    workers: int | None = None
     progress: bool = False
     storage_options: dict[str, object] = field(default_factory=dict)
 
@@ -788,27 +790,28 @@ def _progress(total: int, enabled: bool, what: str) -> Callable[[], None]:
     return lambda: bar.update(1)
 
 
-def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
-    """Scan every file, ``options.workers`` at once, in the order given."""
+def _scan_task(task: tuple[int, str, VirtualOptions]) -> tuple[int, FileScan]:
+    """One file scanned where an executor runs it (a worker process, a dask worker): the
+    scan comes back with its file closed, so it travels by pickle."""
+    index, path, options = task
+    return index, scan(path, options)
+
+
+def scan_all(
+    paths: Sequence[str], options: VirtualOptions, *, client: object | None = None, executor: Executor | None = None
+) -> list[FileScan]:
+    """Scan every file, in the order given, on the archive copy's executors: ``executor``,
+    else a dask.distributed ``client``, else a local pool of ``options.workers`` processes,
+    else this process (and always this process for one file, not worth starting others)."""
+    if executor is None:
+        many = client is not None or len(paths) > 1
+        executor = executor_for(client=client, workers=options.workers) if many else InProcess()
     advance = _progress(len(paths), options.progress, "scanning")
-
-    def one(path: str) -> FileScan:
-        found = scan(path, options)
+    scans: dict[int, FileScan] = {}
+    for index, found in executor.run(_scan_task, [(i, p, options) for i, p in enumerate(paths)]):
+        scans[index] = found
         advance()
-        return found
-
-    if options.workers <= 1 or len(paths) == 1:
-        return [one(p) for p in paths]
-    with ThreadPoolExecutor(max_workers=options.workers) as pool:
-        futures = [pool.submit(one, p) for p in paths]
-        try:
-            scans = [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                if future.done() and future.exception() is None:
-                    future.result().close()
-            raise
-        return scans
+    return [scans[i] for i in range(len(paths))]
 
 
 def _build(
@@ -818,12 +821,19 @@ def _build(
 
 
 def virtualize(
-    paths: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+    paths: Sequence[str | os.PathLike[str]],
+    target: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
 ) -> VirtualReport:
     """Make the NCZarr dataset at the local folder ``target`` whose chunks are references
     into the netCDF files ``paths`` (replacing a dataset there); what cannot be referenced
     is copied into it. The reference table is in ``target``'s ``.references`` folder, which
-    ``nczarr.Dataset(target)`` and every command read transparently."""
+    ``nczarr.Dataset(target)`` and every command read transparently. The files are scanned
+    as ``nczarr.copy`` runs its tasks: on a dask.distributed ``client``, an ``executor``
+    (nczarr.convert.executor), or ``options.workers`` local processes."""
     started = time.perf_counter()
     names = [os.fspath(p) for p in paths]
     if not names:
@@ -832,7 +842,7 @@ def virtualize(
     if "://" in folder:
         raise CopyError(f"{folder}: a virtual dataset is written to a local folder")
     report = VirtualReport(sources=names)
-    scans = scan_all(names, options)
+    scans = scan_all(names, options, client=client, executor=executor)
     existed = os.path.lexists(folder)
     try:
         store = open_store(folder, "w")
@@ -856,13 +866,19 @@ def virtualize(
 
 
 def export_kerchunk(
-    paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
 ) -> VirtualReport:
     """Write kerchunk references to the netCDF files ``paths``: JSON v1 at ``out``, or a
     Parquet folder when ``out`` ends in ``.parq``, as fsspec's ReferenceFileSystem reads
     them (so zarr-python, xarray's zarr engine and GDAL read them without nczarr). The Zarr
     metadata is pure Zarr v2 (``_ARRAY_DIMENSIONS``) unless ``options.format`` names
-    another convention; what cannot be referenced is inline."""
+    another convention; what cannot be referenced is inline. ``client``, ``executor``: where
+    the files are scanned, as for :func:`virtualize`."""
     started = time.perf_counter()
     names = [os.fspath(p) for p in paths]
     if not names:
@@ -875,7 +891,7 @@ def export_kerchunk(
             f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}"
         )
     report = VirtualReport(sources=names)
-    scans = scan_all(names, options)
+    scans = scan_all(names, options, client=client, executor=executor)
     try:
         memory = MemoryStore()
         table = _build(scans, memory, format_name, report, options)
@@ -907,10 +923,16 @@ def _table(target: str | os.PathLike[str]) -> ReferenceTable:
     return ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
 
 
-def refresh(target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()) -> VirtualReport:
+def refresh(
+    target: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
+) -> VirtualReport:
     """Scan the sources of the virtual dataset at ``target`` again and rewrite it: the
     references then point at the files as they are now."""
-    return virtualize(recorded_sources(target), target, options)
+    return virtualize(recorded_sources(target), target, options, client=client, executor=executor)
 
 
 def stale_sources(target: str | os.PathLike[str], storage_options: Mapping[str, object] | None = None) -> list[str]:
