@@ -205,8 +205,8 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
 
 
 def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
-    """A netCDF-4/HDF5 file at an fsspec URL, read through fsspec (its metadata; the chunks
-    are only referenced)."""
+    """A netCDF-3 or netCDF-4/HDF5 file at an fsspec URL, read through fsspec (its metadata;
+    the chunks are only referenced)."""
     import fsspec
 
     try:
@@ -215,9 +215,11 @@ def _remote_source(url: str, options: VirtualOptions) -> DatasetSource:
         raise CopyError(f"cannot open the source {url}: {exc}") from exc
     head = file.read(8)
     file.seek(0)
+    if head[:3] == b"CDF":  # netCDF-3: its header read by byte ranges
+        return Netcdf3Reader(url, file=file)
     if head != HDF5_MAGIC:
         file.close()
-        raise CopyError(f"{url}: remote sources must be netCDF-4/HDF5 files (netCDF-3 ones are read locally)")
+        raise CopyError(f"{url}: not a netCDF-3 or netCDF-4/HDF5 file: it starts with {head[:4]!r}")
     return Hdf5Reader(url, file=file)
 
 
