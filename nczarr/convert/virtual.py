@@ -372,11 +372,18 @@ def _codecs(chunks: VariableChunks, dtype: np.dtype, zarr_format: int) -> object
     v3 ``codecs`` list, or v2's ``{"filters", "compressor"}``."""
     if zarr_format == 2:
         filters = [_v2_codec(name, config) for name, config in chunks.filters]
-        return {"filters": filters or None, "compressor": None}
+        # a chain ending in a compressor keeps it as v2's compressor: the same decoding, and
+        # readers that decompress only there (GDAL's Zarr driver) read it
+        compressor = filters.pop() if filters and filters[-1]["id"] not in _V2_FILTERS else None
+        return {"filters": filters or None, "compressor": compressor}
     serializer: dict[str, Any] = {"name": "bytes"}
     if dtype.fields is None and dtype.itemsize > 1 and dtype.kind not in "SUV":
         serializer["configuration"] = {"endian": chunks.endian}
     return [serializer, *({"name": name, "configuration": config} for name, config in chunks.filters)]
+
+
+#: The codecs of an HDF5 pipeline that are v2 filters, not compressors.
+_V2_FILTERS = frozenset({"shuffle", "fletcher32"})
 
 
 def _v2_codec(name: str, config: JSONObject) -> JSONObject:
