@@ -49,6 +49,7 @@ from nczarr.store.references import (
     ReferenceTable,
     change,
     has_table,
+    write_icechunk,
     write_kerchunk_json,
     write_kerchunk_parquet,
 )
@@ -116,10 +117,14 @@ class VirtualReport:
     copied: dict[str, str] = field(default_factory=dict)
     references: int = 0
     seconds: float = 0.0
+    #: an icechunk export: the URL prefix readers authorize as its virtual chunk container
+    container: str | None = None
 
     def lines(self) -> list[str]:
         """The report as text, one line per fact."""
         out = [f"{len(self.sources)} source(s), {self.references} chunk reference(s), {self.seconds:.2f} s"]
+        if self.container is not None:
+            out.append(f"icechunk virtual chunk container: {self.container}")
         out += [f"referenced {fqn}: {n} chunk(s)" for fqn, n in self.referenced.items()]
         out += [f"inlined {fqn}: {why}" for fqn, why in self.inlined.items()]
         out += [f"copied {fqn}: {why}" for fqn, why in self.copied.items()]
@@ -900,6 +905,26 @@ def export_kerchunk(
             f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}"
         )
     report = VirtualReport(sources=names)
+    references, report.references = _references(names, options, format_name, report, client, executor)
+    if parquet:
+        references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
+        write_kerchunk_parquet(destination, references)
+    else:
+        write_kerchunk_json(destination, references)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _references(
+    names: Sequence[str],
+    options: VirtualOptions,
+    format_name: str,
+    report: VirtualReport,
+    client: object | None,
+    executor: Executor | None,
+) -> tuple[dict[str, Reference], int]:
+    """Every key of the virtual dataset of ``names``: documents and inline chunks as bytes,
+    the others as byte ranges; and how many are byte ranges."""
     scans = scan_all(names, options, client=client, executor=executor)
     try:
         memory = MemoryStore()
@@ -909,12 +934,32 @@ def export_kerchunk(
     finally:
         for found in scans:
             found.close()
-    if parquet:
-        references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
-        write_kerchunk_parquet(destination, references)
-    else:
-        write_kerchunk_json(destination, references)
-    report.references = len(table)
+    return references, len(table)
+
+
+def export_icechunk(
+    paths: Sequence[str | os.PathLike[str]],
+    repository: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
+) -> VirtualReport:
+    """Write a new icechunk repository in the local folder ``repository`` whose chunks are
+    virtual references to the local netCDF files ``paths`` (pure Zarr v3 metadata unless
+    ``options.format`` names another v3 convention; what cannot be referenced is stored in
+    it), committed on ``main``. Readers authorize the files' folder as a virtual chunk
+    container: the report's first line names it."""
+    started = time.perf_counter()
+    names = [os.fspath(p) for p in paths]
+    if not names:
+        raise CopyError("an icechunk export needs at least one source file")
+    format_name = options.format or "ZARR"
+    if make_convention(format_name).zarr_format != 3:
+        raise CopyError(f"{os.fspath(repository)}: icechunk holds Zarr v3: use ZARR or NCZARR, not {format_name}")
+    report = VirtualReport(sources=names)
+    references, report.references = _references(names, options, format_name, report, client, executor)
+    report.container = write_icechunk(os.fspath(repository), references)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -962,6 +1007,7 @@ __all__ = [
     "FileScan",
     "VirtualOptions",
     "VirtualReport",
+    "export_icechunk",
     "export_kerchunk",
     "recorded_sources",
     "refresh",

@@ -11,6 +11,7 @@ references are made: a read from a source that changed since is refused, naming 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import builtins
 import json
@@ -313,6 +314,48 @@ def write_kerchunk_parquet(path: str, references: Mapping[str, Reference], recor
         if key not in metadata:
             lazy[key] = value if isinstance(value, bytes) else list(value)
     lazy.flush()
+
+
+def write_icechunk(path: str, references: Mapping[str, Reference], message: str = "virtual references") -> str:
+    """A new icechunk repository in the local folder ``path`` holding ``references`` (Zarr v3
+    documents and inline chunks as bytes, byte ranges of local files as icechunk's virtual
+    chunks) in one commit on ``main``; returns the URL prefix of its virtual chunk container,
+    which readers authorize (``authorize_virtual_chunk_access={prefix: None}``)."""
+    try:
+        import icechunk
+        from zarr.core.buffer import default_buffer_prototype
+    except ImportError as exc:
+        raise MissingExtraError("icechunk repositories need icechunk: pip install icechunk") from exc
+    files = {value[0] for value in references.values() if not isinstance(value, bytes)}
+    if any("://" in file and not file.startswith("file://") for file in files):
+        raise StoreError(f"{path}: icechunk references are written to local source files only")
+    folders = [os.path.dirname(file.removeprefix("file://")) for file in files]
+    prefix = "file://" + os.path.join(os.path.commonpath(folders), "") if folders else "file:///"
+    if os.path.lexists(path):
+        raise StoreError(f"{path}: already exists (an icechunk repository is written anew)")
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(prefix)))
+    repository = icechunk.Repository.create(
+        icechunk.local_filesystem_storage(path), config, authorize_virtual_chunk_access={prefix: None}
+    )
+    session = repository.writable_session("main")
+    store = session.store
+    inline = {key: value for key, value in references.items() if isinstance(value, bytes)}
+
+    async def put() -> None:
+        buffer = default_buffer_prototype().buffer
+        for key, value in inline.items():
+            await store.set(key, buffer.from_bytes(value))
+
+    asyncio.run(put())
+    for key, value in references.items():
+        if isinstance(value, bytes):
+            continue
+        file = value[0].removeprefix("file://")
+        offset, length = (value[1], value[2]) if len(value) == 3 else (0, os.path.getsize(file))
+        store.set_virtual_ref(key, "file://" + file, offset=offset, length=length)
+    session.commit(message)
+    return prefix
 
 
 # -- the store --------------------------------------------------------------------------------
