@@ -11,11 +11,11 @@ references are made: a read from a source that changed since is refused, naming 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import builtins
 import json
 import os
+import shutil
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -324,6 +324,7 @@ def write_icechunk(path: str, references: Mapping[str, Reference], message: str 
     try:
         import icechunk
         from zarr.core.buffer import default_buffer_prototype
+        from zarr.core.sync import sync
     except ImportError as exc:
         raise MissingExtraError("icechunk repositories need icechunk: pip install icechunk") from exc
     files = {value[0] for value in references.values() if not isinstance(value, bytes)}
@@ -335,26 +336,24 @@ def write_icechunk(path: str, references: Mapping[str, Reference], message: str 
         raise StoreError(f"{path}: already exists (an icechunk repository is written anew)")
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(prefix)))
-    repository = icechunk.Repository.create(
-        icechunk.local_filesystem_storage(path), config, authorize_virtual_chunk_access={prefix: None}
-    )
-    session = repository.writable_session("main")
-    store = session.store
-    inline = {key: value for key, value in references.items() if isinstance(value, bytes)}
-
-    async def put() -> None:
+    try:
+        repository = icechunk.Repository.create(
+            icechunk.local_filesystem_storage(path), config, authorize_virtual_chunk_access={prefix: None}
+        )
+        session = repository.writable_session("main")
+        store = session.store
         buffer = default_buffer_prototype().buffer
-        for key, value in inline.items():
-            await store.set(key, buffer.from_bytes(value))
-
-    asyncio.run(put())
-    for key, value in references.items():
-        if isinstance(value, bytes):
-            continue
-        file = value[0].removeprefix("file://")
-        offset, length = (value[1], value[2]) if len(value) == 3 else (0, os.path.getsize(file))
-        store.set_virtual_ref(key, "file://" + file, offset=offset, length=length)
-    session.commit(message)
+        for key, value in references.items():
+            if isinstance(value, bytes):
+                sync(store.set(key, buffer.from_bytes(value)))  # zarr's own event loop
+                continue
+            file = value[0].removeprefix("file://")
+            offset, length = (value[1], value[2]) if len(value) == 3 else (0, os.path.getsize(file))
+            store.set_virtual_ref(key, "file://" + file, offset=offset, length=length)
+        session.commit(message)
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)  # the folder did not exist: nothing of the caller's is lost
+        raise
     return prefix
 
 

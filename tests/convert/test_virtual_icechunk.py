@@ -62,3 +62,11 @@ def test_icechunk_cli_and_refusals(tmp_path, capsys):
         export_icechunk([path], str(tmp_path / "repo"))
     with pytest.raises(NCZarrError, match="Zarr v3"):
         export_icechunk([path], str(tmp_path / "other"), VirtualOptions(format="ZARR_V2"))
+
+
+def test_icechunk_remote_sources_refused(tmp_path):
+    from nczarr.store.references import write_icechunk
+
+    with pytest.raises(NCZarrError, match="local source files only"):
+        write_icechunk(str(tmp_path / "repo"), {"zarr.json": b"{}", "v/c/0": ("s3://bucket/a.nc", 0, 4)})
+    assert not (tmp_path / "repo").exists()
