@@ -15,7 +15,7 @@ import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -159,24 +159,46 @@ class _Cursor:
         return type
 
 
+class _RangeBytes:
+    """A file read by byte ranges as if it were bytes (``len`` and slices): a remote file
+    through fsspec, whose header and values are fetched as they are read."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self._size = file.seek(0, os.SEEK_END)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, where: slice) -> bytes:
+        start, stop, _ = where.indices(self._size)
+        self._file.seek(start)
+        return self._file.read(max(0, stop - start))
+
+
 class Netcdf3Reader:
     """A netCDF-3 file (CDF-1, CDF-2 or CDF-5) open for reading, as a ``DatasetSource``.
 
-    Values are read through a memory map, so only the bytes of a selection are touched."""
+    Values are read through a memory map (a remote file: by byte ranges), so only the bytes
+    of a selection are touched."""
 
     dataset: Dataset
     storage: dict[str, VariableStorage]
     data_model: str
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, file: BinaryIO | None = None) -> None:
+        """``file``: the file open for reading (a remote one, through fsspec), ``path`` its name."""
         self.path = os.fspath(path)
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 (open until close(): the memory map reads it)
+            self._file = file if file is not None else open(self.path, "rb")  # noqa: SIM115 (open until close())
         except FileNotFoundError:
             raise DatasetNotFoundError(f"{self.path}: no such file") from None
         try:
-            size = os.fstat(self._file.fileno()).st_size
-            self._map: Any = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            if file is not None:
+                self._map: Any = _RangeBytes(file)
+            else:
+                size = os.fstat(self._file.fileno()).st_size
+                self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
             self._layouts: dict[str, _Layout] = {}
             self._parse()
         except BaseException:
@@ -270,8 +292,20 @@ class Netcdf3Reader:
             raise Netcdf3Error(
                 f"{self.path}: file is truncated: {variable.fqn} needs {extent} bytes, the file has {len(self._map)}"
             )
-        view = np.ndarray(layout.shape, layout.dtype, buffer=self._map, offset=layout.begin, strides=tuple(strides))
-        return np.array(view[selection], dtype=native)
+        if not isinstance(self._map, _RangeBytes):
+            view = np.ndarray(layout.shape, layout.dtype, buffer=self._map, offset=layout.begin, strides=tuple(strides))
+            return np.array(view[selection], dtype=native)
+        # a remote file: only the bytes from the selection's first value to its last
+        ranges = [range(*s.indices(n)) for s, n in zip(selection, layout.shape)]
+        shape = tuple(len(r) for r in ranges)
+        if 0 in shape:
+            return np.empty(shape, native)
+        low = layout.begin + sum(min(r[0], r[-1]) * stride for r, stride in zip(ranges, strides))
+        high = layout.begin + sum(max(r[0], r[-1]) * stride for r, stride in zip(ranges, strides)) + layout.dtype.itemsize
+        first = layout.begin + sum(r[0] * stride for r, stride in zip(ranges, strides)) - low
+        steps = tuple(r.step * stride for r, stride in zip(ranges, strides))
+        view = np.ndarray(shape, layout.dtype, buffer=self._map[low:high], offset=first, strides=steps)
+        return np.array(view, dtype=native)
 
     def close(self) -> None:
         """Release the memory map and the file."""

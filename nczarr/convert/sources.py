@@ -68,10 +68,9 @@ def remote_file_url(location: object) -> str | None:
 
 
 def open_remote_file(url: str, storage_options: Mapping[str, object] | None = None) -> DatasetSource:
-    """A netCDF-4/HDF5 file at an fsspec URL, read in place: HDF5 asks for the bytes it needs
-    (the metadata, then the chunks of each selection) as ranged reads. DatasetNotFoundError
-    where there is no such object; ContainerError for a netCDF-3 file (read from a local
-    copy) or anything else."""
+    """A netCDF-3 or netCDF-4/HDF5 file at an fsspec URL, read in place by ranged reads (the
+    header or metadata, then the bytes of each selection). DatasetNotFoundError where there
+    is no such object; ContainerError for anything else."""
     fsspec = import_fsspec()
     try:
         file = fsspec.open(url, "rb", **dict(storage_options or {})).open()
@@ -81,10 +80,13 @@ def open_remote_file(url: str, storage_options: Mapping[str, object] | None = No
         raise ContainerError(f"{url}: cannot open it: {error}") from error
     head = file.read(8)
     file.seek(0)
+    if head[:4] in NETCDF3_MAGIC:  # its header read by byte ranges, its data likewise
+        from nczarr.convert.netcdf3 import Netcdf3Reader
+
+        return Netcdf3Reader(url, file=file)
     if head != HDF5_MAGIC:
         file.close()
-        kind = "a netCDF-3 file: copy it here first" if head[:4] in NETCDF3_MAGIC else "not a netCDF-4/HDF5 file"
-        raise ContainerError(f"{url}: {kind} (remote netCDF files are read in place only as netCDF-4/HDF5)")
+        raise ContainerError(f"{url}: not a netCDF-3 or netCDF-4/HDF5 file: it starts with {head[:4]!r}")
     from nczarr.convert.hdf5 import Hdf5Reader
 
     return Hdf5Reader(url, file=file)

@@ -25,7 +25,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from nczarr.convert import sources as _sources
 from nczarr.convert.combine import COPY, CombineOptions, Conversion, plan_combine
+from nczarr.convert.executor import Executor, InProcess, executor_for
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
@@ -48,6 +48,7 @@ from nczarr.store.references import (
     ReferenceTable,
     change,
     has_table,
+    write_icechunk,
     write_kerchunk_json,
     write_kerchunk_parquet,
 )
@@ -91,13 +92,15 @@ class VirtualOptions:
     refused (files that differ in packing, types or fills are always refused: one set of
     metadata would decode some wrong), and so are, always, those of at most ``small_bytes`` in each file (coordinates
     such as time, whose netCDF default chunks are longer than a file's records);
-    ``workers``: files scanned at once; ``progress``: show a tqdm bar."""
+    ``workers``: files scanned at once in a local pool of processes (None: in this
+    process; a dask.distributed ``client`` passed to :func:`virtualize` wins);
+    ``progress``: show a tqdm bar."""
 
     format: str | None = None
     contiguous_chunk_bytes: int = CONTIGUOUS_CHUNK_BYTES
     copy_mismatched: bool = False
     small_bytes: int = SMALL_BYTES
-    workers: int = 4
+    workers: int | None = None
     progress: bool = False
     storage_options: dict[str, object] = field(default_factory=dict)
 
@@ -113,10 +116,14 @@ class VirtualReport:
     copied: dict[str, str] = field(default_factory=dict)
     references: int = 0
     seconds: float = 0.0
+    #: an icechunk export: the URL prefix readers authorize as its virtual chunk container
+    container: str | None = None
 
     def lines(self) -> list[str]:
         """The report as text, one line per fact."""
         out = [f"{len(self.sources)} source(s), {self.references} chunk reference(s), {self.seconds:.2f} s"]
+        if self.container is not None:
+            out.append(f"icechunk virtual chunk container: {self.container}")
         out += [f"referenced {fqn}: {n} chunk(s)" for fqn, n in self.referenced.items()]
         out += [f"inlined {fqn}: {why}" for fqn, why in self.inlined.items()]
         out += [f"copied {fqn}: {why}" for fqn, why in self.copied.items()]
@@ -350,11 +357,18 @@ def _codecs(chunks: VariableChunks, dtype: np.dtype, zarr_format: int) -> object
     v3 ``codecs`` list, or v2's ``{"filters", "compressor"}``."""
     if zarr_format == 2:
         filters = [_v2_codec(name, config) for name, config in chunks.filters]
-        return {"filters": filters or None, "compressor": None}
+        # a chain ending in a compressor keeps it as v2's compressor: the same decoding, and
+        # readers that decompress only there (GDAL's Zarr driver) read it
+        compressor = filters.pop() if filters and filters[-1]["id"] not in _V2_FILTERS else None
+        return {"filters": filters or None, "compressor": compressor}
     serializer: dict[str, Any] = {"name": "bytes"}
     if dtype.fields is None and dtype.itemsize > 1 and dtype.kind not in "SUV":
         serializer["configuration"] = {"endian": chunks.endian}
     return [serializer, *({"name": name, "configuration": config} for name, config in chunks.filters)]
+
+
+#: The codecs of an HDF5 pipeline that are v2 filters, not compressors.
+_V2_FILTERS = frozenset({"shuffle", "fletcher32"})
 
 
 def _v2_codec(name: str, config: JSONObject) -> JSONObject:
@@ -770,27 +784,28 @@ def _progress(total: int, enabled: bool, what: str) -> Callable[[], None]:
     return lambda: bar.update(1)
 
 
-def scan_all(paths: Sequence[str], options: VirtualOptions) -> list[FileScan]:
-    """Scan every file, ``options.workers`` at once, in the order given."""
+def _scan_task(task: tuple[int, str, VirtualOptions]) -> tuple[int, FileScan]:
+    """One file scanned where an executor runs it (a worker process, a dask worker): the
+    scan comes back with its file closed, so it travels by pickle."""
+    index, path, options = task
+    return index, scan(path, options)
+
+
+def scan_all(
+    paths: Sequence[str], options: VirtualOptions, *, client: object | None = None, executor: Executor | None = None
+) -> list[FileScan]:
+    """Scan every file, in the order given, on the archive copy's executors: ``executor``,
+    else a dask.distributed ``client``, else a local pool of ``options.workers`` processes,
+    else this process (and always this process for one file, not worth starting others)."""
+    if executor is None:
+        many = client is not None or len(paths) > 1
+        executor = executor_for(client=client, workers=options.workers) if many else InProcess()
     advance = _progress(len(paths), options.progress, "scanning")
-
-    def one(path: str) -> FileScan:
-        found = scan(path, options)
+    scans: dict[int, FileScan] = {}
+    for index, found in executor.run(_scan_task, [(i, p, options) for i, p in enumerate(paths)]):
+        scans[index] = found
         advance()
-        return found
-
-    if options.workers <= 1 or len(paths) == 1:
-        return [one(p) for p in paths]
-    with ThreadPoolExecutor(max_workers=options.workers) as pool:
-        futures = [pool.submit(one, p) for p in paths]
-        try:
-            scans = [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                if future.done() and future.exception() is None:
-                    future.result().close()
-            raise
-        return scans
+    return [scans[i] for i in range(len(paths))]
 
 
 def _build(
@@ -800,12 +815,19 @@ def _build(
 
 
 def virtualize(
-    paths: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+    paths: Sequence[str | os.PathLike[str]],
+    target: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
 ) -> VirtualReport:
     """Make the NCZarr dataset at the local folder ``target`` whose chunks are references
     into the netCDF files ``paths`` (replacing a dataset there); what cannot be referenced
     is copied into it. The reference table is in ``target``'s ``.references`` folder, which
-    ``nczarr.Dataset(target)`` and every command read transparently."""
+    ``nczarr.Dataset(target)`` and every command read transparently. The files are scanned
+    as ``nczarr.copy`` runs its tasks: on a dask.distributed ``client``, an ``executor``
+    (nczarr.convert.executor), or ``options.workers`` local processes."""
     started = time.perf_counter()
     names = [os.fspath(p) for p in paths]
     if not names:
@@ -814,7 +836,7 @@ def virtualize(
     if "://" in folder:
         raise CopyError(f"{folder}: a virtual dataset is written to a local folder")
     report = VirtualReport(sources=names)
-    scans = scan_all(names, options)
+    scans = scan_all(names, options, client=client, executor=executor)
     existed = os.path.lexists(folder)
     try:
         store = open_store(folder, "w")
@@ -838,13 +860,19 @@ def virtualize(
 
 
 def export_kerchunk(
-    paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
 ) -> VirtualReport:
     """Write kerchunk references to the netCDF files ``paths``: JSON v1 at ``out``, or a
     Parquet folder when ``out`` ends in ``.parq``, as fsspec's ReferenceFileSystem reads
     them (so zarr-python, xarray's zarr engine and GDAL read them without nczarr). The Zarr
     metadata is pure Zarr v2 (``_ARRAY_DIMENSIONS``) unless ``options.format`` names
-    another convention; what cannot be referenced is inline."""
+    another convention; what cannot be referenced is inline. ``client``, ``executor``: where
+    the files are scanned, as for :func:`virtualize`."""
     started = time.perf_counter()
     names = [os.fspath(p) for p in paths]
     if not names:
@@ -857,7 +885,27 @@ def export_kerchunk(
             f"{destination}: kerchunk's Parquet references hold Zarr v2 metadata: use ZARR_V2 or NCZARR_V2, not {format_name}"
         )
     report = VirtualReport(sources=names)
-    scans = scan_all(names, options)
+    references, report.references = _references(names, options, format_name, report, client, executor)
+    if parquet:
+        references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
+        write_kerchunk_parquet(destination, references)
+    else:
+        write_kerchunk_json(destination, references)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _references(
+    names: Sequence[str],
+    options: VirtualOptions,
+    format_name: str,
+    report: VirtualReport,
+    client: object | None,
+    executor: Executor | None,
+) -> tuple[dict[str, Reference], int]:
+    """Every key of the virtual dataset of ``names``: documents and inline chunks as bytes,
+    the others as byte ranges; and how many are byte ranges."""
+    scans = scan_all(names, options, client=client, executor=executor)
     try:
         memory = MemoryStore()
         table = _build(scans, memory, format_name, report, options)
@@ -866,12 +914,32 @@ def export_kerchunk(
     finally:
         for found in scans:
             found.close()
-    if parquet:
-        references.pop(".zmetadata", None)  # the Parquet folder's own .zmetadata lists the documents
-        write_kerchunk_parquet(destination, references)
-    else:
-        write_kerchunk_json(destination, references)
-    report.references = len(table)
+    return references, len(table)
+
+
+def export_icechunk(
+    paths: Sequence[str | os.PathLike[str]],
+    repository: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
+) -> VirtualReport:
+    """Write a new icechunk repository in the local folder ``repository`` whose chunks are
+    virtual references to the local netCDF files ``paths`` (pure Zarr v3 metadata unless
+    ``options.format`` names another v3 convention; what cannot be referenced is stored in
+    it), committed on ``main``. Readers authorize the files' folder as a virtual chunk
+    container: the report's first line names it."""
+    started = time.perf_counter()
+    names = [os.fspath(p) for p in paths]
+    if not names:
+        raise CopyError("an icechunk export needs at least one source file")
+    format_name = options.format or "ZARR"
+    if make_convention(format_name).zarr_format != 3:
+        raise CopyError(f"{os.fspath(repository)}: icechunk holds Zarr v3: use ZARR or NCZARR, not {format_name}")
+    report = VirtualReport(sources=names)
+    references, report.references = _references(names, options, format_name, report, client, executor)
+    report.container = write_icechunk(os.fspath(repository), references)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -889,10 +957,16 @@ def _table(target: str | os.PathLike[str]) -> ReferenceTable:
     return ReferenceTable.read(os.path.join(folder, TABLE_FOLDER))
 
 
-def refresh(target: str | os.PathLike[str], options: VirtualOptions = VirtualOptions()) -> VirtualReport:
+def refresh(
+    target: str | os.PathLike[str],
+    options: VirtualOptions = VirtualOptions(),
+    *,
+    client: object | None = None,
+    executor: Executor | None = None,
+) -> VirtualReport:
     """Scan the sources of the virtual dataset at ``target`` again and rewrite it: the
     references then point at the files as they are now."""
-    return virtualize(recorded_sources(target), target, options)
+    return virtualize(recorded_sources(target), target, options, client=client, executor=executor)
 
 
 def stale_sources(target: str | os.PathLike[str], storage_options: Mapping[str, object] | None = None) -> list[str]:
@@ -913,6 +987,7 @@ __all__ = [
     "FileScan",
     "VirtualOptions",
     "VirtualReport",
+    "export_icechunk",
     "export_kerchunk",
     "recorded_sources",
     "refresh",

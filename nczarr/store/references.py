@@ -15,6 +15,7 @@ import base64
 import builtins
 import json
 import os
+import shutil
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -313,6 +314,47 @@ def write_kerchunk_parquet(path: str, references: Mapping[str, Reference], recor
         if key not in metadata:
             lazy[key] = value if isinstance(value, bytes) else list(value)
     lazy.flush()
+
+
+def write_icechunk(path: str, references: Mapping[str, Reference], message: str = "virtual references") -> str:
+    """A new icechunk repository in the local folder ``path`` holding ``references`` (Zarr v3
+    documents and inline chunks as bytes, byte ranges of local files as icechunk's virtual
+    chunks) in one commit on ``main``; returns the URL prefix of its virtual chunk container,
+    which readers authorize (``authorize_virtual_chunk_access={prefix: None}``)."""
+    try:
+        import icechunk
+        from zarr.core.buffer import default_buffer_prototype
+        from zarr.core.sync import sync
+    except ImportError as exc:
+        raise MissingExtraError("icechunk repositories need icechunk: pip install icechunk") from exc
+    files = {value[0] for value in references.values() if not isinstance(value, bytes)}
+    if any("://" in file and not file.startswith("file://") for file in files):
+        raise StoreError(f"{path}: icechunk references are written to local source files only")
+    folders = [os.path.dirname(file.removeprefix("file://")) for file in files]
+    prefix = "file://" + os.path.join(os.path.commonpath(folders), "") if folders else "file:///"
+    if os.path.lexists(path):
+        raise StoreError(f"{path}: already exists (an icechunk repository is written anew)")
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(prefix)))
+    try:
+        repository = icechunk.Repository.create(
+            icechunk.local_filesystem_storage(path), config, authorize_virtual_chunk_access={prefix: None}
+        )
+        session = repository.writable_session("main")
+        store = session.store
+        buffer = default_buffer_prototype().buffer
+        for key, value in references.items():
+            if isinstance(value, bytes):
+                sync(store.set(key, buffer.from_bytes(value)))  # zarr's own event loop
+                continue
+            file = value[0].removeprefix("file://")
+            offset, length = (value[1], value[2]) if len(value) == 3 else (0, os.path.getsize(file))
+            store.set_virtual_ref(key, "file://" + file, offset=offset, length=length)
+        session.commit(message)
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)  # the folder did not exist: nothing of the caller's is lost
+        raise
+    return prefix
 
 
 # -- the store --------------------------------------------------------------------------------
