@@ -784,10 +784,10 @@ def _progress(total: int, enabled: bool, what: str) -> Callable[[], None]:
     return lambda: bar.update(1)
 
 
-def _scan_task(task: tuple[int, str, VirtualOptions]) -> tuple[int, FileScan]:
+def _scan_task(options: VirtualOptions, task: tuple[int, str]) -> tuple[int, FileScan]:
     """One file scanned where an executor runs it (a worker process, a dask worker): the
     scan comes back with its file closed, so it travels by pickle."""
-    index, path, options = task
+    index, path = task
     return index, scan(path, options)
 
 
@@ -802,7 +802,7 @@ def scan_all(
         executor = executor_for(client=client, workers=options.workers) if many else InProcess()
     advance = _progress(len(paths), options.progress, "scanning")
     scans: dict[int, FileScan] = {}
-    for index, found in executor.run(_scan_task, [(i, p, options) for i, p in enumerate(paths)]):
+    for index, found in executor.run(_scan_task, options, list(enumerate(paths))):
         scans[index] = found
         advance()
     return [scans[i] for i in range(len(paths))]

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from archive_files import month_cdl, monthly_archive, ncgen
 
 from nczarr.cli import main
-from tests.convert.archive_files import month_cdl, monthly_archive, ncgen
 
 
 def ncrcat_dump(files: list[Path], out: Path) -> str:

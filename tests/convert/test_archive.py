@@ -7,42 +7,24 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from archive_files import ROOT, dump, killable_job, month_cdl, monthly_archive, ncgen, ncrcat
+from peers import body
 
 from nczarr.convert.archive import DONE_PREFIX, JOB_KEY, copy_archive
 from nczarr.convert.combine import CombineOptions
 from nczarr.convert.copy import CopyOptions
 from nczarr.convert.executor import LocalPool
 from nczarr.errors import CombineError, SourceChangedError
-from tests.convert.archive_files import month_cdl, monthly_archive, ncgen
 
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def cdl_body(text: str) -> str:
-    """A CDL text without its first line (the dataset's name)."""
-    return text.split("\n", 1)[1]
-
-
-def dump(path: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, "-m", "nczarr.cli", "dump", str(path)], capture_output=True, text=True, env=env)
-    assert run.returncode == 0, run.stderr
-    return cdl_body(run.stdout)
-
-
-def ncrcat(files: Sequence[Path], out: Path) -> str:
-    subprocess.run(["ncrcat", "-O", "-h", "--no_cll_mth", *map(str, files), str(out)], check=True)
-    return cdl_body(subprocess.run(["ncdump", str(out)], capture_output=True, text=True, check=True).stdout)
 
 
 @pytest.mark.parametrize("target", ["out.zarr", "out.nc"])
@@ -69,7 +51,7 @@ def test_merge_equals_ncks_append(tmp_path: Path) -> None:
     merged = tmp_path / "ncks.nc"
     merged.write_bytes(one.read_bytes())
     subprocess.run(["ncks", "-A", "-h", str(two), str(merged)], check=True)
-    expected = cdl_body(subprocess.run(["ncdump", str(merged)], capture_output=True, text=True, check=True).stdout)
+    expected = body(subprocess.run(["ncdump", str(merged)], capture_output=True, text=True, check=True).stdout)
     copy_archive([one, two], tmp_path / "out.zarr", combine=CombineOptions(merge=True), verify=True)
     got = dump(tmp_path / "out.zarr")
     # ncks -A puts the appended variables after the others; nczarr keeps each file's order
@@ -137,17 +119,6 @@ def test_rerun_refuses_changed_sources(tmp_path: Path) -> None:
     ncgen(tmp_path, "m02.nc", month_cdl(2, 4))
     with pytest.raises(SourceChangedError, match="m02.nc: changed since the unfinished job"):
         copy_archive(files, out, CopyOptions(max_memory=1))
-
-
-def killable_job(folder: Path, chunking: str) -> tuple[Path, str, list[str]]:
-    """An archive of 119 records, ncrcat's dump of it, and the command that copies it into
-    ``out.zarr`` in many small tasks on 2 local workers."""
-    files = monthly_archive(folder, (30, 28, 31, 30))
-    expected = ncrcat(files, folder / "ncrcat.nc")
-    out = folder / "out.zarr"
-    command = [sys.executable, "-m", "nczarr.cli", "-q", "copy", *map(str, files), str(out),
-               "-c", chunking, "-m", "1", "--workers", "2"]
-    return out, expected, command
 
 
 @pytest.mark.parametrize("seed", [1, 2])

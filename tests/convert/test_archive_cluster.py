@@ -12,14 +12,13 @@ import distributed
 import netCDF4
 import numpy as np
 import pytest
+from archive_files import dump, monthly_archive, ncrcat
 from motoserver import moto_s3
 
 import nczarr
 from nczarr.convert.archive import copy_archive
 from nczarr.convert.copy import CopyOptions
 from nczarr.convert.executor import DaskCluster
-from tests.convert.archive_files import monthly_archive
-from tests.convert.test_archive import dump, ncrcat
 
 BUCKET = "nczarr-archive"
 

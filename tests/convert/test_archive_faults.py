@@ -16,14 +16,13 @@ from typing import Any, ClassVar, TypeVar
 import fsspec
 import psutil
 import pytest
+from archive_files import ROOT, dump, killable_job, monthly_archive
 from fsspec.implementations.memory import MemoryFileSystem
 
 import nczarr
 from nczarr.convert.archive import DONE_PREFIX, ArchiveProgress, Retries, copy_archive
 from nczarr.convert.copy import CopyOptions
 from nczarr.errors import CopyError
-from tests.convert.archive_files import monthly_archive
-from tests.convert.test_archive import ROOT, dump, killable_job
 
 S = TypeVar("S")
 T = TypeVar("T")

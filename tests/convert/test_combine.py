@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from archive_files import month_cdl, monthly_archive, ncgen
 
 from nczarr.convert.combine import (
     COPY,
@@ -19,7 +20,6 @@ from nczarr.convert.combine import (
     plan_combine,
 )
 from nczarr.errors import CombineError, NCZarrError, SourceChangedError
-from tests.convert.archive_files import month_cdl, monthly_archive, ncgen
 
 
 def test_concatenation_offsets_rebasing_and_first_file_attributes(tmp_path: Path) -> None:
