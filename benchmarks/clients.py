@@ -74,10 +74,13 @@ sys.modules["netCDF4"] = nczarr
 # ... and, for the stores mode, every .nc path a program creates is an NCZarr v3 store.
 _STORES = """
 import os
+import shutil
 from nczarr.api.dataset import Dataset
 
 _SUFFIXES = (".nc", ".nc4", ".cdf")
 _open = Dataset.__init__
+_remove = os.remove
+_stores = set()  # the .nc paths made stores here: the program's own datasets
 
 
 def _as_store(filename, mode, kwargs):
@@ -92,8 +95,23 @@ def _as_store(filename, mode, kwargs):
     if os.path.isfile(path):
         if mode not in ("w", "x"):
             return filename  # a real file the program did not create: read as given
-        os.remove(path)  # 'w' replaces it (clobber)
+        _remove(path)  # 'w' replaces it (clobber)
+    _stores.add(os.path.abspath(path))
     return "file://" + os.path.abspath(path) + "#mode=nczarr,v3,file"
+
+
+def _remove_dataset(path, *args, **kwargs):
+    # a program removing the x.nc it made removes the store made in its place; nothing else
+    if not args and not kwargs and isinstance(path, (str, os.PathLike)):
+        made = os.path.abspath(os.fspath(path))
+        if made in _stores and os.path.isdir(made):
+            shutil.rmtree(made)
+            _stores.discard(made)
+            return
+    _remove(path, *args, **kwargs)
+
+
+os.remove = os.unlink = _remove_dataset
 
 
 def _init(self, filename, mode="r", *args, **kwargs):
