@@ -250,6 +250,26 @@ def test_unwritten_values_take_no_room_as_with_netcdf4(tmp_path: Path, kind: str
             assert np.array_equal(values.filled(0), wanted.filled(0))
 
 
+@pytest.mark.parametrize("mode", ["a", "r+"])
+def test_unwritten_chunks_stay_unallocated_in_an_update_as_with_netcdf4(tmp_path: Path, mode: str) -> None:
+    """A .nc file (made by netCDF4) updated in 'a'/'r+': a variable added and never written,
+    and the chunks of a variable never written, take no room, as netCDF4 leaves them."""
+    sizes, read = {}, {}
+    for name, library in LIBRARIES.items():
+        path = str(tmp_path / f"{name}.nc")
+        _unwritten(netCDF4, path, "chunked")
+        with library.Dataset(path, mode) as ds:
+            ds.createVariable("added", "f8", ("y", "x"), chunksizes=(100, 100))  # never written
+            ds["v"][0, 0] = 4.5  # one chunk of v written
+        sizes[name] = os.path.getsize(path)
+        with netCDF4.Dataset(path) as ds:
+            read[name] = [ds[v][:] for v in ("v", "added", "r")]
+    assert sizes["nczarr"] <= sizes["netCDF4"] * 1.05 + 2048
+    for got, expected in zip(read["nczarr"], read["netCDF4"], strict=True):
+        assert np.array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(expected))
+        assert np.array_equal(got.filled(0), expected.filled(0))
+
+
 def test_contiguous_in_a_zarr_store_is_one_chunk_as_netcdf4_says(tmp_path: Path) -> None:
     """netCDF4 (netcdf-c) on an NCZarr store reports the one chunk of a variable created
     contiguous, while open and after; in a .nc file it is contiguous."""
