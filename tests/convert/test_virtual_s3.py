@@ -15,6 +15,8 @@ import s3fs  # noqa: F401  (fsspec opens s3:// through it: missing, these tests 
 from motoserver import moto_s3
 
 import nczarr
+from nczarr.convert.archive import copy_archive
+from nczarr.convert.copy import CopyOptions
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.convert.virtual import VirtualOptions, virtualize
 from nczarr.errors import StaleReferenceError
@@ -126,3 +128,28 @@ def test_remote_netcdf3_values_by_byte_ranges(endpoint, tmp_path):
                 got = remote.read(remote.dataset.find_variable(name), selection)
                 assert got.dtype == expected.dtype and np.array_equal(got, expected), (name, selection)
     local.close()
+
+
+@pytest.mark.parametrize("format", ["NETCDF4", "NETCDF3_64BIT_DATA"])
+def test_several_s3_sources_make_one_dataset(endpoint, tmp_path, format):
+    """Files on S3 concatenated along their record dimension, as local ones are: referenced
+    (virtualize) and copied (an archive copy)."""
+    starts = (2, 4, 6)
+    names = []
+    for start in starts:
+        path = _netcdf3_file(str(tmp_path / f"m{start}.nc"), format, start)
+        _put(endpoint, f"{format}-m{start}.nc", path)
+        names.append(f"s3://{BUCKET}/{format}-m{start}.nc")
+    options = {"endpoint_url": endpoint}
+    target = str(tmp_path / "v.zarr")
+    virtualize(names, target, VirtualOptions(storage_options=options))
+    copy_archive(names, tmp_path / "c.zarr", CopyOptions(storage_options=options))
+    expected = []
+    for start in starts:
+        with netCDF4.Dataset(str(tmp_path / f"m{start}.nc")) as source:
+            expected.append(source["v"][:])
+    for made in (target, str(tmp_path / "c.zarr")):
+        with nczarr.Dataset(made, storage_options=options) as d:
+            assert d["t"][:].tolist() == [2, 3, 4, 5, 6, 7]
+            assert d["v"].shape == (6, 3)
+            assert np.ma.allequal(d["v"][:], np.ma.concatenate(expected))
