@@ -49,6 +49,9 @@ def values_from_json(type: AtomicType, data: JSON, where: str) -> list[Attribute
     items = data if isinstance(data, list) else [data]
     try:
         if type is AtomicType.STRING:  # null: a NULL string
+            # a bare NaN or Infinity is the text "NaN"/"Infinity" as nczarr wrote it before
+            # 2026-11-29 (its v3 writer took the text for the float)
+            items = [compact_json(v) if isinstance(v, float) and not math.isfinite(v) else v for v in items]
             if not all(v is None or isinstance(v, str) for v in items):
                 raise ValueError("not strings")
             return list(items)

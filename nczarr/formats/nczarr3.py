@@ -519,7 +519,7 @@ def _attributes(
             attrs[attribute.name] = xarray_fill_json(type, attribute.values, char_as_number=True)
             types[attribute.name] = type_code(type, zarr_format=3)
         elif isinstance(type, AtomicType):
-            attrs[attribute.name] = _plain_floats(values_to_json(type, attribute.values))
+            attrs[attribute.name] = _plain_floats(type, values_to_json(type, attribute.values))
             types[attribute.name] = type_code(type, zarr_format=3)
         else:
             attrs[attribute.name] = [_value_to_json(type, v, scope, resolver) for v in attribute.values]
@@ -527,10 +527,13 @@ def _attributes(
     return attrs, types
 
 
-def _plain_floats(data: Any) -> Any:
-    """NaN and infinities as JSON numbers (zarr-python's bare tokens), not strings."""
+def _plain_floats(type: AtomicType, data: Any) -> Any:
+    """A float type's NaN and infinities as JSON numbers (zarr-python's bare tokens), not
+    strings; the text "NaN" of a char or string attribute stays text."""
+    if not type.is_float:
+        return data
     if isinstance(data, list):
-        return [_plain_floats(v) for v in data]
+        return [_plain_floats(type, v) for v in data]
     if data in ("NaN", "Infinity", "-Infinity"):
         return float(data.replace("Infinity", "inf"))
     return data
@@ -538,7 +541,7 @@ def _plain_floats(data: Any) -> Any:
 
 def _value_to_json(type: Resolved, value: Any, scope: Group, resolver: Resolver) -> Any:
     if isinstance(type, AtomicType):
-        return _plain_floats(values_to_json(type, value if type is AtomicType.CHAR else [value]))
+        return _plain_floats(type, values_to_json(type, value if type is AtomicType.CHAR else [value]))
     if isinstance(type, EnumType):
         return int(value)
     if isinstance(type, OpaqueType):
