@@ -393,3 +393,51 @@ def test_a_0d_array_listing_names_is_a_scalar(tmp_path: Path, capsys: pytest.Cap
     assert _view(netCDF4.Dataset(url)) == {"v": (("x",), (2,), [0, 1])}
     dumped = _dump(url, capsys)
     assert "\tint s ;" in dumped and "x = 2 ;" in dumped
+
+
+def test_numpy_scalars_and_empty_arrays_in_a_consolidated_only_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store of nothing but ``.zmetadata`` (no ``.zgroup`` or ``.zarray`` files) holding
+    what numpy makes of ``1``, ``[]`` and ``[[]]``: shapes ``[]`` with ``chunks: []``, ``[0]``
+    and ``[1, 0]``, as netcdf-c's run_corrupt.sh checks (its issue 3108). Both the empty
+    axes share one anonymous dimension of length 0, as netcdf-c names them; the scalars are
+    scalars (netcdf-c 4.10.1 leaves them out, later netcdf-c shows them)."""
+    store = tmp_path / "numpy_scalar_array.zarr"
+    store.mkdir()
+    array = {"compressor": None, "dtype": "<f8", "fill_value": 0.0, "filters": None, "order": "C", "zarr_format": 2}
+    metadata = {
+        ".zgroup": {"zarr_format": 2},
+        "empty_list/.zarray": {**array, "chunks": [1], "shape": [0]},
+        "list_empty_list/.zarray": {**array, "chunks": [1, 1], "shape": [1, 0]},
+        "scalar/.zarray": {**array, "chunks": [], "shape": []},
+        "int_scalar/.zarray": {**array, "dtype": "<i8", "fill_value": 0, "chunks": [], "shape": []},
+    }
+    (store / ".zmetadata").write_text(json.dumps({"metadata": metadata, "zarr_consolidated_format": 1}))
+    url = f"{store.as_uri()}#mode=zarr,file,consolidated"
+    with Dataset(url) as ours, netCDF4.Dataset(url) as theirs:
+        assert {n: (v.dimensions, v.shape) for n, v in theirs.variables.items()} == {
+            "empty_list": (("_Anonymous_Dim_0",), (0,)),
+            "list_empty_list": (("_Anonymous_Dim_1", "_Anonymous_Dim_0"), (1, 0)),
+        }
+        assert {n: (v.dimensions, v.shape) for n, v in ours.variables.items()} == {
+            "empty_list": (("_Anonymous_Dim_0",), (0,)),
+            "int_scalar": ((), ()),
+            "list_empty_list": (("_Anonymous_Dim_1", "_Anonymous_Dim_0"), (1, 0)),
+            "scalar": ((), ()),
+        }
+        assert ours["scalar"][...] == 0 and ours["empty_list"][:].size == 0
+    assert "\tint64 int_scalar ;" in _dump(url, capsys, "-h")
+
+
+def test_an_object_dtype_without_its_codec_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """dtype ``|O`` with no vlen filter (run_corrupt.sh's bad_dtype): a clear error naming the
+    array and the dtype, as netcdf-c refuses it, never a traceback."""
+    store = tmp_path / "bad_dtype.zarr"
+    (store / "id").mkdir(parents=True)
+    (store / ".zgroup").write_text('{"zarr_format": 2}')
+    zarray = {"chunks": [225, 265], "compressor": None, "dtype": "|O", "fill_value": None, "filters": None,
+              "order": "C", "shape": [1799, 1059], "zarr_format": 2}  # fmt: skip
+    (store / "id" / ".zarray").write_text(json.dumps(zarray))
+    assert main(["dump", "-h", str(store)]) == 1
+    assert "id/.zarray: dtype '|O' needs a vlen-utf8 or vlen-bytes filter" in capsys.readouterr().err
+    with pytest.raises(OSError, match="NCZarr error"):  # netcdf-c 4.10.1 names neither
+        netCDF4.Dataset(f"{store.as_uri()}#mode=zarr,file")
