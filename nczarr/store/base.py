@@ -147,13 +147,6 @@ class Store(ABC):
         be exactly its size (StoreError otherwise); False when ``key`` is absent."""
         return self._get_into(validate_key(key), memoryview(buffer).cast("B"))
 
-    def get_head_into(self, key: str, buffer: memoryview | bytearray) -> int | None:
-        """Read the value of ``key`` into the writable, contiguous ``buffer`` as far as it
-        holds: the number of bytes read (a value longer than the buffer fills it, and the
-        caller tells it so by a full buffer), None when ``key`` is absent. A reader reuses
-        one buffer for values of unknown size, where ``get`` makes a fresh one each time."""
-        return self._get_head_into(validate_key(key), memoryview(buffer).cast("B"))
-
     def get_many(self, keys: Iterable[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         """The values (or the same byte range of each) of those ``keys`` that exist; absent
         keys are left out. A range lets a reader bound what a hostile value costs it."""
@@ -293,13 +286,6 @@ class Store(ABC):
         check_size(key, len(value), view.nbytes)
         view[:] = value
         return True
-
-    def _get_head_into(self, key: str, view: memoryview) -> int | None:
-        value = self._get(key, (0, view.nbytes))
-        if value is None:
-            return None
-        view[: len(value)] = value
-        return len(value)
 
     def _list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         keys: set[str] = set()

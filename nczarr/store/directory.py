@@ -253,27 +253,23 @@ class DirectoryStore(Store):
         fd, size = opened
         try:
             check_size(key, size, view.nbytes)
-            if _read_into(fd, view) < size:
-                raise StoreError(f"{key!r} in {self!r} shrank while it was read")
-            return True
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            with open(fd, "rb", buffering=0) as file:
+                done = 0
+                # readinto may return fewer bytes than asked (reads above 2 GiB on Linux).
+                while done < size:
+                    count = file.readinto(view[done:])
+                    if not count:
+                        raise StoreError(f"{key!r} in {self!r} shrank while it was read")
+                    done += count
+                return True
         except StoreError:
             raise
         except OSError as exc:
             raise self._read_error(key, exc) from exc
-        finally:
-            os.close(fd)
-
-    def _get_head_into(self, key: str, view: memoryview) -> int | None:
-        opened = self._open_value(key)
-        if opened is None:
-            return None
-        fd, size = opened
-        try:
-            return _read_into(fd, view[: min(size, view.nbytes)])
-        except OSError as exc:
-            raise self._read_error(key, exc) from exc
-        finally:
-            os.close(fd)
 
     def _stat(self, key: str) -> os.stat_result | None:
         """The status of ``key``'s regular file; None when absent or a directory."""
@@ -405,18 +401,6 @@ class DirectoryStore(Store):
                 return
             self._verified.discard(directory[len(self._root_prefix) :])
             directory = os.path.dirname(directory)
-
-
-def _read_into(fd: int, view: memoryview) -> int:
-    """Fill ``view`` from ``fd``: the bytes read, fewer only when the file ends first (a
-    read may return less than asked, e.g. above 2 GiB on Linux)."""
-    done = 0
-    while done < view.nbytes:
-        count = os.readv(fd, [view[done:]])
-        if not count:
-            break
-        done += count
-    return done
 
 
 def _read(fd: int, count: int) -> bytes:

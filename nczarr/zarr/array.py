@@ -14,7 +14,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from nczarr.errors import ChunkTooLargeError, CodecError, SelectionError, StoreE
 from nczarr.store.base import Store, merge_ranges
 from nczarr.zarr.chunkspec import Buffer, ChunkSpec, CodecPipeline, FillValue
 from nczarr.zarr.codecs import chunk_is_fill, pipeline_from_v2, pipeline_from_v3
-from nczarr.zarr.codecs.workers import THREAD_PREFIX, run, scratch_buffer
+from nczarr.zarr.codecs.workers import THREAD_PREFIX, run
 from nczarr.zarr.indexing import ChunkPart, ChunkProjection, OrthogonalSelection, Selection, chunk_part
 from nczarr.zarr.metadata import ArrayMetadata
 from nczarr.zarr.node import Node, key_prefix
@@ -48,9 +48,8 @@ CHUNK_PADDING_FACTOR = 16
 PART_FRACTION = 4
 PART_MAX_RANGES = 1024
 
+_scratch = threading.local()
 _pool_lock = threading.Lock()
-#: A stored chunk's bytes: fresh, or a view of a thread's reusable buffer.
-_StoredT = TypeVar("_StoredT", bytes, memoryview)
 
 
 def build_pipeline(metadata: ArrayMetadata) -> CodecPipeline:
@@ -464,7 +463,7 @@ class Array(Node[ArrayMetadata]):
         except CodecError as e:
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
 
-    def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: Buffer | None) -> None:
+    def _decode_into(self, view: np.ndarray, key: str, proj: ChunkProjection, data: bytes | None) -> None:
         """Decode a stored chunk (None: absent) into its place in ``view``: of a blosc chunk
         only the blocks the selection needs, and a whole blosc or shuffled chunk straight
         into the result when its place there is contiguous (no decoded copy to place)."""
@@ -510,7 +509,9 @@ class Array(Node[ArrayMetadata]):
         """A raw chunk read into this thread's reusable buffer (fresh buffers of megabytes
         cost page faults on every read); None when absent. Valid until the thread's next read."""
         nbytes = self._chunk_nbytes
-        buffer = scratch_buffer("chunk", nbytes)
+        buffer = getattr(_scratch, "buffer", None)
+        if buffer is None or len(buffer) < nbytes:
+            buffer = _scratch.buffer = bytearray(nbytes)
         if not self.store.get_into(key, memoryview(buffer)[:nbytes]):
             return None
         return np.frombuffer(buffer, dtype=self.dtype, count=nbytes // self.dtype.itemsize).reshape(
@@ -539,7 +540,7 @@ class Array(Node[ArrayMetadata]):
             self._load_part_of_shard(view, key, proj)
             return None
         if (proj.full and self._pipeline.decodes_into) or self._blosc_part(proj) is not None:
-            self._decode_into(view, key, proj, self._read_stored_scratch(key))
+            self._decode_into(view, key, proj, self._read_stored(key))
             return None
         chunk = self._decode(key, self._read_stored(key))
         self._place(view, proj, chunk)
@@ -600,16 +601,6 @@ class Array(Node[ArrayMetadata]):
             return None
         return self._checked_stored(key, data)
 
-    def _read_stored_scratch(self, key: str) -> Buffer | None:
-        """``_read_stored`` into this thread's reusable buffer, for a chunk decoded before
-        the thread reads another. Valid until then."""
-        limit = self._pipeline.max_encoded_size
-        buffer = memoryview(scratch_buffer("stored", limit + 1))[: limit + 1]
-        count = self.store.get_head_into(key, buffer)
-        if count is None:
-            return None
-        return self._checked_stored(key, buffer[:count])
-
     @property
     def _stored_range(self) -> tuple[int, int]:
         """The byte range to read of a stored chunk: one byte more than any chunk of the
@@ -617,7 +608,7 @@ class Array(Node[ArrayMetadata]):
         read whole."""
         return 0, self._pipeline.max_encoded_size + 1
 
-    def _checked_stored(self, key: str, data: _StoredT) -> _StoredT:
+    def _checked_stored(self, key: str, data: bytes) -> bytes:
         limit = self._pipeline.max_encoded_size
         if len(data) > limit:
             raise CodecError(

@@ -683,11 +683,6 @@ class DraftStore(Store):
             return self.base._get_into(self._data_key(key), view)
         return super()._get_into(key, view)
 
-    def _get_head_into(self, key: str, view: memoryview) -> int | None:
-        if self._node_path(key) is None:
-            return self.base._get_head_into(self._data_key(key), view)
-        return super()._get_head_into(key, view)
-
     def _getsize(self, key: str) -> int | None:
         if self._node_path(key) is None:
             return self.base._getsize(self._data_key(key))

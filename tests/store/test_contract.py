@@ -179,19 +179,6 @@ def test_get_into_refuses_a_buffer_of_another_size(kind: StoreKind) -> None:
         store.get_into("a/0.0", bytearray(11))
 
 
-def test_get_head_into_reads_as_much_as_the_buffer_holds(kind: StoreKind) -> None:
-    store = populated(kind)
-    value = CONTENTS["a/0.0"]
-    roomy = bytearray(b"x" * 16)
-    assert store.get_head_into("a/0.0", roomy) == len(value)
-    assert roomy == value + b"x" * 6  # the rest of the buffer is left alone
-    short = np.zeros(4, dtype="u1")
-    assert store.get_head_into("a/0.0", short) == 4  # full: the value may be longer
-    assert short.tobytes() == value[:4]
-    assert store.get_head_into("a/0.0", memoryview(bytearray(16))[2:12]) == 10
-    assert store.get_head_into("missing", bytearray(4)) is None
-
-
 # -- writing ---------------------------------------------------------------------------------
 def test_set_accepts_bytes_like_values(kind: StoreKind) -> None:
     store = kind.new()
@@ -306,7 +293,6 @@ def test_invalid_keys_are_refused_everywhere(kind: StoreKind, key: str) -> None:
         lambda: store.get(key),
         lambda: store.get(key, (0, 1)),
         lambda: store.get_into(key, bytearray(1)),
-        lambda: store.get_head_into(key, bytearray(1)),
         lambda: store.exists(key),
         lambda: store.getsize(key),
         lambda: store.get_many(["good", key]),

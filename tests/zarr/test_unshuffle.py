@@ -14,7 +14,7 @@ import zarr
 from nczarr.errors import CodecError
 from nczarr.store import DirectoryStore
 from nczarr.zarr import create_array, open_array
-from nczarr.zarr.codecs import bloscframe, workers
+from nczarr.zarr.codecs import bloscframe
 from nczarr.zarr.codecs.compress import ShuffleCodec
 
 RNG = np.random.default_rng(11)
@@ -111,7 +111,7 @@ def test_a_chunk_that_inflates_to_the_wrong_size_is_an_error_naming_it(tmp_path:
 def test_a_thread_keeps_no_large_scratch_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    monkeypatch.setattr(workers, "MAX_SCRATCH_NBYTES", 10_000)
+    monkeypatch.setattr(bloscframe, "_MAX_SCRATCH", 10_000)
     kept: dict[int, object] = {}
 
     def unshuffle(count: int) -> None:
@@ -119,7 +119,7 @@ def test_a_thread_keeps_no_large_scratch_buffer(monkeypatch: pytest.MonkeyPatch)
         out = np.empty_like(values)
         bloscframe.unshuffle(np.frombuffer(numcodecs.Shuffle(4).encode(values), dtype=np.uint8), 4, out)
         assert np.array_equal(out, values)
-        kept[count] = getattr(workers._scratch, "blosc_frame", None)
+        kept[count] = getattr(bloscframe._scratch, "frame", None)
 
     for count in (1000, 100_000):  # a frame of 4 KB is kept for the next chunk, one of 400 KB is not
         thread = threading.Thread(target=unshuffle, args=(count,))

@@ -21,6 +21,7 @@ CodecError, never a read outside it.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ from nczarr.errors import CodecError
 from nczarr.zarr.chunkspec import Buffer
 from nczarr.zarr.codecs import fastzlib
 from nczarr.zarr.codecs.base import byte_view
-from nczarr.zarr.codecs.workers import scratch_buffer
 
 HEADER_NBYTES = 16
 _HEADER = struct.Struct("<BBBBIII")
@@ -220,7 +220,11 @@ def _stored_frame(flags: int, typesize: int, nbytes: int, blocksize: int, starts
     ``cbytes``, holding the header and block offsets of a blosc frame whose streams are all
     stored as they are (compressor code 0; a stream as long as its block or plane is
     stored): the caller writes each stream, its int32 length first, at its block's start."""
-    scratch = scratch_buffer("blosc_frame", cbytes)
+    scratch = getattr(_scratch, "frame", None)
+    if scratch is None or len(scratch) < cbytes:
+        scratch = bytearray(cbytes)
+        if cbytes <= _MAX_SCRATCH:  # a thread keeps no more than this between chunks
+            _scratch.frame = scratch
     _HEADER.pack_into(scratch, 0, 2, 1, flags, typesize, nbytes, blocksize, cbytes)
     struct.pack_into(f"<{len(starts)}i", scratch, HEADER_NBYTES, *starts)
     return scratch
@@ -238,6 +242,10 @@ def _decode_stored(scratch: bytearray, cbytes: int, dest: np.ndarray) -> None:
         raise CodecError(f"the blosc library does not unshuffle it ({e})") from None
 
 
+#: Per thread, the buffer in which a frame of stored streams is laid out, when at most
+#: _MAX_SCRATCH bytes.
+_scratch = threading.local()
+_MAX_SCRATCH = 64 * 1024 * 1024
 #: The elements of a block when ``unshuffle`` unshuffles numcodecs' layout.
 _UNSHUFFLE_BLOCK = 128 * 1024
 #: What blosc 1 takes: an element of at most 255 bytes, a buffer below 2 GiB.

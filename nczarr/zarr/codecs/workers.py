@@ -18,10 +18,6 @@ THREAD_PREFIX = "nczarr"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
-#: A thread keeps a scratch buffer between chunks only up to this size.
-MAX_SCRATCH_NBYTES = 64 * 1024 * 1024
-_scratch = threading.local()
-
 _R = TypeVar("_R")
 
 
@@ -72,19 +68,6 @@ def run(tasks: Sequence[Callable[[], _R]]) -> list[_R]:
     for i, batch_results in enumerate(results):
         out[i :: len(batches)] = batch_results
     return out
-
-
-def scratch_buffer(slot: str, nbytes: int) -> bytearray:
-    """This thread's reusable buffer named ``slot``, of at least ``nbytes``: a fresh buffer
-    of hundreds of kilobytes faults in every page it touches (5 ms of CPU for 50 chunks of
-    230 KB, more than reading them from the page cache). Valid until the thread's next
-    call for the same slot; a buffer bigger than MAX_SCRATCH_NBYTES is not kept."""
-    buffer: bytearray | None = getattr(_scratch, slot, None)
-    if buffer is None or len(buffer) < nbytes:
-        buffer = bytearray(nbytes)
-        if nbytes <= MAX_SCRATCH_NBYTES:
-            setattr(_scratch, slot, buffer)
-    return buffer
 
 
 def _run_batch(batch: Sequence[Callable[[], _R]]) -> list[_R]:
