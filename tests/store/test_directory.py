@@ -251,3 +251,37 @@ def test_a_key_of_many_folders_is_checked_without_recursion(tmp_path: Path) -> N
     finally:
         sys.setrecursionlimit(limit)
     assert value == b"deep"
+
+
+def test_a_new_chunk_folder_is_made_from_the_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nczarr.store import _files
+
+    store = DirectoryStore(tmp_path / "s")
+    store.set("v/c/0/0/0", b"x")
+    made: list[str] = []
+    synced: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: str, *args: int) -> None:
+        made.append(os.path.relpath(path, tmp_path / "s"))
+        real_mkdir(path, *args)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    store.set("v/c/1/0/0", b"y")  # c/1 and c/1/0 are new: the chunk's folder is tried first
+    assert made == ["v/c/1/0", "v/c/1", "v/c/1/0"]
+    made.clear()
+    store.set("v/c/1/1/0", b"z")  # the parent exists: one mkdir
+    assert made == ["v/c/1/1"]
+    made.clear()
+    monkeypatch.setattr(_files, "fsync_directory", lambda d: synced.append(os.path.relpath(d, tmp_path / "s")))
+    _files.makedirs(str(tmp_path / "s" / "n" / "m"), fsync=True)  # each new folder's parent, top down
+    assert synced == [".", "n"]
+    assert sorted(store.list()) == ["v/c/0/0/0", "v/c/1/0/0", "v/c/1/1/0"]
+
+
+def test_a_file_where_a_folder_should_be_is_a_clear_error(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "s")
+    store.set("v/c/0", b"a file")
+    with pytest.raises(StoreError, match="cannot write 'v/c/0/1'"):
+        store.set("v/c/0/1", b"x")
+    assert store.get("v/c/0") == b"a file"
