@@ -52,14 +52,16 @@ PROGRAMS = {
     "cfdm": Program("cfdm", ("test",), copy="test", ignore=("test/test_style.py", "test/test_docstring.py")),
     # test_cli runs nc-config, which Debian's netcdf-bin lacks
     "compliance-checker": Program("compliance_checker", ("tests",), ignore=("tests/test_cli.py",)),
-    # Iris: its netCDF loader and saver (the netCDF subset of its suite)
+    # Iris: its netCDF loader and saver (every part of its suite that reads or writes netCDF)
     "iris": Program(
         "iris",
         (
             "tests/integration/netcdf",
+            "tests/integration/test_netcdf__loadsaveattrs.py",
             "tests/unit/fileformats/netcdf",
             "tests/unit/fileformats/cf",
-            "tests/integration/test_netcdf.py",
+            "tests/unit/fileformats/nc_load_rules",
+            "tests/test_netcdf.py",
         ),
     ),
 }
