@@ -50,6 +50,18 @@ class Program:
 
 PROGRAMS = {
     "cfdm": Program("cfdm", ("test",), copy="test", ignore=("test/test_style.py", "test/test_docstring.py")),
+    # cf-python (built on cfdm's reader and writer): its netCDF reading and writing files
+    "cf-python": Program(
+        "cf",
+        tuple(
+            f"test/test_{name}.py"
+            for name in (
+                "read_write", "dsg", "geometry", "gathering", "groups", "CFA", "UGRID", "formula_terms",
+                "external", "subsampling", "zarr", "aggregate",
+            )
+        ),
+        copy="test",
+    ),
     # test_cli runs nc-config, which Debian's netcdf-bin lacks
     "compliance-checker": Program("compliance_checker", ("tests",), ignore=("tests/test_cli.py",)),
     # Iris: its netCDF loader and saver (every part of its suite that reads or writes netCDF)
