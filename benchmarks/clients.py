@@ -46,6 +46,7 @@ class Program:
     parts: tuple[str, ...]
     copy: str | None = None  # the folder copied to a scratch folder and run there
     ignore: tuple[str, ...] = ()  # parts that test no netCDF (code style) or need missing tools
+    setup: tuple[str, ...] = ()  # scripts making the suite's datasets, run first in the copy
 
 
 PROGRAMS = {
@@ -61,6 +62,8 @@ PROGRAMS = {
             )
         ),
         copy="test",
+        # what cf-python's run_tests.py runs first (cfdm's conftest does it for cfdm)
+        setup=("test/create_test_files.py", "test/create_test_files_2.py", "test/setup_create_field.py"),
     ),
     # test_cli runs nc-config, which Debian's netcdf-bin lacks
     "compliance-checker": Program("compliance_checker", ("tests",), ignore=("tests/test_cli.py",)),
@@ -187,6 +190,8 @@ def run(python: str, program_name: str, mode: str, out: Path, extra: list[str], 
         with log.open("w") as stream:
             # never in the package's folder: its modules (iris/warnings.py) would shadow others
             folder = root / program.copy if program.copy is not None else scratch
+            for script in program.setup:  # in the mode's environment: stores mode makes stores
+                subprocess.run([python, str(root / script)], cwd=folder, env=env, stdout=stream, stderr=subprocess.STDOUT)
             done = subprocess.run(command, cwd=folder, env=env, stdout=stream, stderr=subprocess.STDOUT)
         return done.returncode
     finally:
