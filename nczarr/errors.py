@@ -191,7 +191,7 @@ class DatasetNotFoundError(StoreError, FileNotFoundError):
 class MissingFolderError(DatasetNotFoundError, PermissionError):
     """A dataset created in a folder that does not exist: nczarr creates no parents, as
     netcdf-c does not (netCDF4 raises PermissionError, errno 13, from HDF5's failed create;
-    this is also the FileNotFoundError it is)."""
+    this is also the FileNotFoundError it is, errno 2 where netCDF4 gives that)."""
 
 
 class ValueRangeError(NCZarrError, OverflowError):

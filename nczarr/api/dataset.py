@@ -141,7 +141,7 @@ class Dataset:
             location = parse_location(display, storage_options=storage_options)
         convention_name, data_model, model_name = parse_format(format, location)
         if mode != "r" and memory is None and (persist or not diskless):
-            _check_folder(location)
+            _check_folder(location, mode, model_name)
         reopen: dict[str, object] = {"format": format, "storage_options": storage_options}
         if memory is not None and mode not in ("r", "w"):
             raise ArgumentError("if memory kwarg specified, mode must be 'r' or 'w'")
@@ -881,13 +881,18 @@ def _file_target(
     return memory, out, writer, loaded
 
 
-def _check_folder(location: Location) -> None:
+def _check_folder(location: Location, mode: str, model_name: str) -> None:
     """MissingFolderError when a local dataset would be made in a folder that does not
-    exist: netcdf-c creates no parents, and a typo must not make folders."""
+    exist: netcdf-c creates no parents, and a typo must not make folders. Its errno is
+    netCDF4's for a netCDF file: ENOENT when a netCDF-3 file is created, else EACCES (HDF5's
+    failed create, and netcdf-c's failed open for append); programs match its message."""
     target = location.target
     if location.local and isinstance(target, str):
         folder = os.path.dirname(os.path.abspath(target))
         if not os.path.isdir(folder):
+            created_netcdf3 = mode == "w" and model_name.startswith("NETCDF3")
+            if _netcdf_file_target(location) and not created_netcdf3:
+                raise MissingFolderError(errno.EACCES, "Permission denied", target)
             raise MissingFolderError(errno.ENOENT, "No such file or directory", target)
 
 

@@ -121,15 +121,12 @@ def test_variable_name_attribute_and_canonical_dtypes(tmp_path: Path) -> None:
 # -- a dataset in a folder that does not exist ---------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["x.nc", "x.zarr", "url"])
-def test_no_dataset_in_a_missing_folder(tmp_path: Path, name: str) -> None:
-    """netcdf-c creates no parent folders (netCDF4 raises PermissionError, errno 13, from
-    HDF5's failed create); nczarr raises an error that is that and a FileNotFoundError."""
+@pytest.mark.parametrize("name", ["x.zarr", "url"])
+def test_no_store_in_a_missing_folder(tmp_path: Path, name: str) -> None:
+    """netcdf-c creates no parent folders; nczarr raises an error that is a FileNotFoundError
+    (and the PermissionError netCDF4 raises for a file there)."""
     missing = tmp_path / "missing" / "deeper"
     path = _url(missing / "x.zarr") if name == "url" else str(missing / name)
-    if name != "url":
-        with pytest.raises(PermissionError):
-            netCDF4.Dataset(path, "w")
     for mode in ("w", "a", "r+"):
         with pytest.raises(FileNotFoundError) as caught:
             nczarr.Dataset(path, mode)
@@ -138,6 +135,23 @@ def test_no_dataset_in_a_missing_folder(tmp_path: Path, name: str) -> None:
     assert not (tmp_path / "missing").exists()
     with nczarr.Dataset(path, "w", diskless=True) as ds:  # nothing is written: no folder needed
         ds.createDimension("x", 1)
+
+
+@pytest.mark.parametrize("format", ["NETCDF4", "NETCDF4_CLASSIC", "NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET"])
+@pytest.mark.parametrize("mode", ["w", "x", "a", "r+"])
+def test_no_file_in_a_missing_folder_as_netcdf4(tmp_path: Path, format: str, mode: str) -> None:
+    """A .nc file in a folder that does not exist fails with netCDF4's errno and message
+    (Iris matches "Permission denied"): EACCES from HDF5's failed create and from an
+    update, ENOENT from netcdf-c's own create of a netCDF-3 file."""
+    path = str(tmp_path / "missing" / "x.nc")
+    kwargs = {"format": format} if mode in ("w", "x") else {}
+    errors = []
+    for library in (netCDF4, nczarr):
+        with pytest.raises(OSError) as caught:
+            library.Dataset(path, mode, **kwargs)
+        errors.append((caught.value.errno, caught.value.strerror, caught.value.filename))
+    assert errors[0] == errors[1]
+    assert not (tmp_path / "missing").exists()
 
 
 # -- a dataset dropped unclosed --------------------------------------------------------------
