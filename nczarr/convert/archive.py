@@ -268,6 +268,7 @@ def _copy_to_zarr(
         raise
     store = open_store(dst, "r+", storage_options=storage_options or None)
     try:
+        store.remove_leftovers()  # what tasks on killed workers began to write
         store.delete_prefix(JOB_PREFIX)  # the job is complete
     finally:
         store.close()

@@ -236,6 +236,11 @@ class Store(ABC):
         """Remove every key below ``prefix``."""
         self._check_writable(prefix)
         self._delete_many(list(self._list_prefix(validate_prefix(prefix))))
+        self.remove_leftovers(prefix)
+
+    def remove_leftovers(self, prefix: str = "") -> None:  # noqa: B027 - a hook only stores with temporary files need
+        """Remove what writers killed mid-write left below ``prefix`` (temporary files, which
+        are never keys): call it when no writer is at work there, as at the end of a job."""
 
     def flush(self) -> None:  # noqa: B027 - a hook only buffering stores need
         """Make the writes so far reach the store's location, so that they survive the

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from nczarr.errors import InvalidKeyError, StoreError
 from nczarr.store._files import is_temp_name, makedirs, resolve_fsync, write_atomic
-from nczarr.store.base import ByteRange, Store, check_size
+from nczarr.store.base import ByteRange, Store, check_size, validate_prefix
 
 #: What opening a key's path raises when there is no file for that key.
 _ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
@@ -390,6 +390,24 @@ class DirectoryStore(Store):
         except OSError as exc:
             raise StoreError(f"cannot delete {key!r} from {self!r}: {exc}") from exc
         self._prune(os.path.dirname(path))
+
+    def remove_leftovers(self, prefix: str = "") -> None:
+        self._check_writable(prefix)
+        top = self._directory_path(validate_prefix(prefix)).rstrip("/") or "/"
+        # bottom up, so that directories a leftover alone kept are pruned too
+        for directory, _, names in os.walk(top, topdown=False):
+            removed = False
+            for name in names:
+                if is_temp_name(name):
+                    try:
+                        os.remove(os.path.join(directory, name))
+                        removed = True
+                    except FileNotFoundError:  # its writer finished after all
+                        continue
+                    except OSError as exc:
+                        raise StoreError(f"cannot remove {name!r} from {self!r}: {exc}") from exc
+            if removed:
+                self._prune(directory)
 
     def _prune(self, directory: str) -> None:
         # Remove directories left empty, stopping at the root or at the first one in use

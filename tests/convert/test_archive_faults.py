@@ -23,6 +23,7 @@ import nczarr
 from nczarr.convert.archive import DONE_PREFIX, ArchiveProgress, Retries, copy_archive
 from nczarr.convert.copy import CopyOptions
 from nczarr.errors import CopyError
+from nczarr.store._files import TEMP_PREFIX
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -145,7 +146,12 @@ def test_sigkill_of_one_local_worker_then_rerun(tmp_path: Path) -> None:
     assert "a worker process of the local pool died" in stderr and "run the same copy again" in stderr
     assert "Traceback" not in stderr
     assert any(done.iterdir())  # the finished tasks are kept
+    # what a worker killed mid-write leaves, whichever key it was writing
+    half_written = [done / f"{TEMP_PREFIX}0123456789abcdef", out / "t" / f"{TEMP_PREFIX}fedcba9876543210"]
+    for path in half_written:
+        path.write_bytes(b"half")
     rerun = subprocess.run(command, env=env, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert dump(out) == expected
     assert not (out / ".nczarr_archive").exists()
+    assert not list(out.rglob(f"{TEMP_PREFIX}*"))

@@ -144,6 +144,23 @@ def test_delete_prunes_empty_directories_but_not_the_root(tmp_path: Path) -> Non
     assert list((tmp_path / "root").iterdir()) == []
 
 
+def test_delete_prefix_also_removes_what_killed_writers_left(tmp_path: Path) -> None:
+    """A temporary file a killed writer left is no key, but would keep its directory."""
+    store = DirectoryStore(tmp_path)
+    store.set("job/done/1", b"")
+    store.set("v/c/0", b"x")
+    (tmp_path / "job" / "done" / f"{TEMP_PREFIX}0123456789abcdef").write_bytes(b"half")
+    (tmp_path / "v" / "c" / f"{TEMP_PREFIX}fedcba9876543210").write_bytes(b"half")
+    (tmp_path / "job" / ".tmp-not-ours").write_bytes(b"a real key")
+    store.delete_prefix("job/done/")
+    assert not (tmp_path / "job" / "done").exists()
+    assert (tmp_path / "job" / ".tmp-not-ours").exists()
+    assert len(leftovers(tmp_path)) == 2  # the other prefixes are untouched
+    store.remove_leftovers()
+    assert leftovers(tmp_path) == [tmp_path / "job" / ".tmp-not-ours"]
+    assert store.get("v/c/0") == b"x"
+
+
 def test_a_key_cannot_replace_a_directory_or_sit_below_a_file(tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path)
     store.set("a/b", b"x")
