@@ -63,13 +63,13 @@ def test_frames_it_does_not_serve_go_to_blosc(cname: str, shuffle: int) -> None:
 
 def _count_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
-    original = bloscframe.BloscFrame._planes
+    original = bloscframe.BloscFrame._blocks
 
-    def counting(self: bloscframe.BloscFrame, view: memoryview, index: int, size: int, library: object) -> list[Buffer]:
-        seen.append(index)
-        return original(self, view, index, size, library)  # type: ignore[arg-type]
+    def counting(self: bloscframe.BloscFrame, view: memoryview, first: int, stop: int, dest: np.ndarray) -> None:
+        seen.extend(range(first, stop))
+        original(self, view, first, stop, dest)
 
-    monkeypatch.setattr(bloscframe.BloscFrame, "_planes", counting)
+    monkeypatch.setattr(bloscframe.BloscFrame, "_blocks", counting)
     return seen
 
 
@@ -229,6 +229,9 @@ def _with(data: bytes, offset: int, fmt: str, value: int) -> bytes:
         lambda d: _with(d, struct.unpack_from("<i", d, 16)[0], "<i", -4),  # a negative stream length
         lambda d: _with(d, 8, "<I", 7),  # a block size that does not split into planes
         lambda d: _with(d, 12, "<I", len(d) + 1),  # cbytes past the end
+        lambda d: d[:-4] + b"\xde\xad\xbe\xef",  # a deflated stream (the last plane's) that is corrupt
+        lambda d: _with(d, 4, "<I", 2 * struct.unpack_from("<I", d, 4)[0]),  # more bytes than its blocks hold
+        lambda d: _with(d, 4, "<I", struct.unpack_from("<I", d, 4)[0] - 4),  # fewer
     ],
 )
 def test_corrupt_frames_are_refused(corrupt: object) -> None:
