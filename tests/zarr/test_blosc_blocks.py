@@ -188,9 +188,14 @@ def test_zlib_frames_nczarr_writes_are_blosc_frames(shape: tuple[int, ...], dtyp
         theirs = bytes(Blosc(cname="zlib", clevel=clevel, shuffle=int(shuffle), blocksize=blocksize).encode(values))
         # the header as c-blosc writes it (whether it stored the data as is may differ)
         assert ours[:2] == theirs[:2] and ours[2] | 2 == theirs[2] | 2 and ours[3:8] == theirs[3:8]
-        # c-blosc's block size, or (automatic) a smaller one that cuts the chunk into whole blocks
-        ours_block, theirs_block = (int.from_bytes(frame[8:12], "little") for frame in (ours, theirs))
-        assert ours_block == theirs_block or (not blocksize and size % ours_block == 0 and ours_block < theirs_block)
+        # a forced block size as c-blosc takes it; automatic, c-blosc's at its highest level, or
+        # a smaller one that cuts the chunk into whole blocks
+        highest = bytes(Blosc(cname="zlib", clevel=9, shuffle=int(shuffle), blocksize=blocksize).encode(values))
+        ours_block, theirs_block, highest_block = (int.from_bytes(f[8:12], "little") for f in (ours, theirs, highest))
+        if blocksize:
+            assert ours_block == theirs_block
+        else:
+            assert ours_block == highest_block or (size % ours_block == 0 and ours_block < highest_block)
         assert bytes(Blosc().decode(ours)) == values.tobytes()
 
 
@@ -281,15 +286,24 @@ def test_a_plane_of_long_runs_is_deflated_so_that_it_inflates_fast() -> None:
     assert Blosc().decode(encoded) == values.tobytes()
 
 
-def test_a_chunk_is_cut_into_whole_blocks_that_every_reader_decodes(tmp_path: Path) -> None:
-    # c-blosc would make a 128 KiB block and a short one it never splits into byte planes
+def test_a_chunk_of_up_to_1_mib_is_one_block() -> None:
+    # c-blosc at level 1 would make two blocks of 128 KiB and a short one
     values = field((10, 90, 72))
     encoded = bloscframe.encode_zlib(values, 4, 1, True)
     frame = bloscframe.parse("blosc", encoded)
-    assert frame is not None and (frame.blocksize, frame.nblocks) == (129600, 2)
+    assert frame is not None and (frame.blocksize, frame.nblocks) == (259200, 1)
+    assert Blosc().decode(encoded) == values.tobytes()
+
+
+def test_a_chunk_is_cut_into_whole_blocks_that_every_reader_decodes(tmp_path: Path) -> None:
+    # c-blosc would make a block of 1 MiB and a short one it never splits into byte planes
+    values = field((10, 150, 180))
+    encoded = bloscframe.encode_zlib(values, 4, 1, True)
+    frame = bloscframe.parse("blosc", encoded)
+    assert frame is not None and (frame.blocksize, frame.nblocks) == (540000, 2)
     assert Blosc().decode(encoded) == values.tobytes()
     path = tmp_path / "a.zarr"
-    array = create_array(DirectoryStore(path), "v", shape=(20, 90, 72), dtype="f4", chunks=(10, 90, 72),
+    array = create_array(DirectoryStore(path), "v", shape=(20, 150, 180), dtype="f4", chunks=(10, 150, 180),
                          compressors=[BLOSC_V3 | {"configuration": BLOSC_V3["configuration"] | {"blocksize": 0}}])
     both = np.concatenate([values, values[::-1]])
     array[...] = both
@@ -297,4 +311,4 @@ def test_a_chunk_is_cut_into_whole_blocks_that_every_reader_decodes(tmp_path: Pa
     spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path / "v")}}
     assert np.array_equal(ts.open(spec).result().read().result(), both)
     assert np.array_equal(zarr.open_array(str(path), path="v", mode="r")[...], both)
-    assert np.array_equal(open_array(DirectoryStore(path, read_only=True), "v")[:, 45, 30], both[:, 45, 30])
+    assert np.array_equal(open_array(DirectoryStore(path, read_only=True), "v")[:, 75, 30], both[:, 75, 30])
