@@ -51,7 +51,8 @@ def test_frames_decode_as_blosc_does(
     raw = values.tobytes()
     assert bytes(frame.decode(encoded)) == raw
     n = len(raw)
-    ranges = [(n // 3, min(9, n - n // 3)), (0, 1), (n - 1, 1), (n // 2, n - n // 2)]
+    ranges = [(n // 3, min(9, n - n // 3)), (0, 1), (n - 1, 1), (n // 2, n - n // 2), (min(5, n - 1), 1)]
+    ranges += [(n - 7, 6), (1, 6)] if n >= 8 else []
     assert bytes(frame.decode_ranges(encoded, ranges)) == b"".join(raw[o : o + k] for o, k in ranges)
 
 
@@ -65,9 +66,11 @@ def _count_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     original = bloscframe.BloscFrame._blocks
 
-    def counting(self: bloscframe.BloscFrame, view: memoryview, first: int, stop: int, dest: np.ndarray) -> None:
+    def counting(
+        self: bloscframe.BloscFrame, view: memoryview, first: int, stop: int, dest: np.ndarray, unshuffle: bool = True
+    ) -> None:
         seen.extend(range(first, stop))
-        original(self, view, first, stop, dest)
+        original(self, view, first, stop, dest, unshuffle)
 
     monkeypatch.setattr(bloscframe.BloscFrame, "_blocks", counting)
     return seen
@@ -312,3 +315,23 @@ def test_a_chunk_is_cut_into_whole_blocks_that_every_reader_decodes(tmp_path: Pa
     assert np.array_equal(ts.open(spec).result().read().result(), both)
     assert np.array_equal(zarr.open_array(str(path), path="v", mode="r")[...], both)
     assert np.array_equal(open_array(DirectoryStore(path, read_only=True), "v")[:, 75, 30], both[:, 75, 30])
+
+
+@pytest.mark.parametrize("nbytes", [4003, 40_003, 300_002])
+@pytest.mark.parametrize("blocksize", [0, 1000])
+@pytest.mark.parametrize("cname", ["zlib", "zstd"])
+def test_ranges_of_shuffled_blocks_with_bytes_past_the_last_element(nbytes: int, blocksize: int, cname: str) -> None:
+    # a point read gathers its elements from the shuffled planes: blocks split into planes,
+    # whole shuffled blocks and the short last one, whose trailing bytes blosc leaves as they are
+    raw = field((nbytes // 4 + 1,)).tobytes()[:nbytes]
+    frames = [bytes(Blosc(cname=cname, clevel=1, shuffle=1, blocksize=blocksize, typesize=4).encode(raw))]
+    if cname == "zlib":
+        frames.append(bloscframe.encode_zlib(raw, 4, 1, True, blocksize))
+    rng = np.random.default_rng(nbytes + blocksize)
+    starts = rng.integers(0, nbytes, 40)
+    ranges = [(int(s), int(rng.integers(1, min(64, nbytes - s) + 1))) for s in starts]
+    ranges += [(nbytes - 3, 3), (nbytes - 9, 9), (0, nbytes)]
+    for encoded in frames:
+        frame = bloscframe.parse("blosc", encoded)
+        assert frame is not None
+        assert bytes(frame.decode_ranges(encoded, ranges)) == b"".join(raw[o : o + k] for o, k in ranges)

@@ -90,6 +90,9 @@ class BloscFrame:
                 out[position : position + length] = view[HEADER_NBYTES + offset : HEADER_NBYTES + offset + length]
                 position += length
             return byte_view(out)
+        # a shuffled block stays shuffled: the few elements asked are gathered from its
+        # planes (a point of a chunk of one block of 415 KB: no unshuffle of the block)
+        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
         blocks: dict[int, np.ndarray] = {}
         position = 0
         for offset, length in ranges:
@@ -101,10 +104,13 @@ class BloscFrame:
                 if block is None:
                     size = min(self.blocksize, self.nbytes - index * self.blocksize)
                     block = blocks[index] = np.empty(size, dtype=np.uint8)
-                    self._blocks(view, index, index + 1, block)
+                    self._blocks(view, index, index + 1, block, unshuffle=False)
                 start = offset - index * self.blocksize
                 take = min(end - offset, len(block) - start)
-                out[position : position + take] = block[start : start + take]
+                if shuffled:
+                    out[position : position + take] = _unshuffled_bytes(block, self.typesize, start, take)
+                else:
+                    out[position : position + take] = block[start : start + take]
                 position += take
                 offset += take
         return byte_view(out)
@@ -113,16 +119,17 @@ class BloscFrame:
         if offset < 0 or length < 0 or offset + length > self.nbytes:
             raise self._error(f"bytes {offset}..{offset + length} asked of a chunk of {self.nbytes}")
 
-    def _blocks(self, view: memoryview, first: int, stop: int, dest: np.ndarray) -> None:
-        """Decode blocks ``first`` to ``stop - 1`` into ``dest``, a uint8 array of their size.
-        Unshuffled, the planes go straight into ``dest``; shuffled, each plane goes, as it is
+    def _blocks(self, view: memoryview, first: int, stop: int, dest: np.ndarray, unshuffle: bool = True) -> None:
+        """Decode blocks ``first`` to ``stop - 1`` into ``dest``, a uint8 array of their size
+        (with ``unshuffle`` False, a shuffled block is left shuffled: its planes one after
+        the other). Unshuffled, the planes go straight into ``dest``; shuffled, each plane goes, as it is
         decoded, as a stored stream into a blosc frame of those blocks (``_stored_frame``),
         which the blosc library unshuffles into ``dest`` (its SIMD unshuffle: 4.2 ms for 50
         chunks of 415 KB against 7.4 ms for numpy's strided copies, one core). One loop over
         the streams, no list of planes: the Python work per stream is most of what is not
         inflating on a chunk of small planes."""
         library = fastzlib.decompressor() if self.flags >> 5 == _ZLIB else None
-        shuffled = bool(self.flags & _DOSHUFFLE) and self.typesize > 1
+        shuffled = unshuffle and bool(self.flags & _DOSHUFFLE) and self.typesize > 1
         frame_end = len(view)
         unpack_length = _LENGTH.unpack_from
         if shuffled:
@@ -215,6 +222,23 @@ class BloscFrame:
 
 
 _LENGTH = struct.Struct("<i")
+
+
+def _unshuffled_bytes(block: np.ndarray, typesize: int, start: int, take: int) -> np.ndarray:
+    """Bytes ``start`` to ``start + take - 1`` of the unshuffled ``block`` (uint8), gathered
+    from the block as blosc shuffled it: plane ``i`` holds byte ``i`` of each element, and
+    the bytes past the last whole element stay as they are."""
+    count = len(block) // typesize
+    whole = count * typesize
+    end = start + take
+    pieces = []
+    if start < whole:
+        first, stop = start // typesize, -(-min(end, whole) // typesize)
+        elements = block[:whole].reshape(typesize, count)[:, first:stop].T.ravel()
+        pieces.append(elements[start - first * typesize : min(end, whole) - first * typesize])
+    if end > whole:
+        pieces.append(block[max(start, whole) : end])
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
 
 def _stored_frame(flags: int, typesize: int, nbytes: int, blocksize: int, starts: list[int], cbytes: int) -> bytearray:
