@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterator
 
 from nczarr.errors import InvalidKeyError, StoreError
-from nczarr.store._files import is_temp_name, makedirs, resolve_fsync, write_atomic
+from nczarr.store._files import fsync_directory, is_temp_name, makedirs, resolve_fsync, write_atomic
 from nczarr.store.base import ByteRange, Store, check_size, validate_prefix
 
 #: What opening a key's path raises when there is no file for that key.
@@ -93,34 +93,58 @@ class DirectoryStore(Store):
     def _inside(self, real: str) -> bool:
         return real == self._real_root or real.startswith(self._root_prefix)
 
-    def _path(self, key: str) -> str:
-        """The file of ``key``, after checking that its directories stay inside the root."""
+    def _path(self, key: str, make: bool = False) -> str:
+        """The file of ``key``, after checking that its directories stay inside the root;
+        with ``make`` (a key about to be written), its missing directories are made."""
         directory = key.rpartition("/")[0]
         if directory and directory not in self._verified:
-            self._verify_directory(directory, key)
+            self._verify_directory(directory, key, make)
         return self._root_prefix + key
 
-    def _verify_directory(self, directory: str, key: str) -> None:
+    def _verify_directory(self, directory: str, key: str, make: bool = False) -> None:
         """Check that the folder ``directory`` (a key's folders, below the real root) stays
         inside the root, and remember it. A folder below a verified one is inside unless it
         is itself a symbolic link: one lstat a new folder, from the highest one not yet
         verified down, and realpath only for a folder that is a link (the only place where a
         path can leave the root; a chunk key's own file is opened with O_NOFOLLOW and
         resolved when it is a link). Reading a new chunk of a time slab costs two lstat
-        (``c/<t>`` and ``c/<t>/0``), not a realpath of every folder of the path."""
+        (``c/<t>`` and ``c/<t>/0``), not a realpath of every folder of the path. With
+        ``make`` (a key about to be written), a missing folder is made, and every folder
+        below one made here is made without an lstat (it is new, and inside): writing a new
+        chunk of a time slab costs an lstat and two mkdir, where two lstat, a failed open, a
+        failed mkdir and the two mkdir were made before."""
         new = [directory]
         while (parent := new[-1].rpartition("/")[0]) and parent not in self._verified:
             new.append(parent)
         if len(self._verified) + len(new) > _MAX_VERIFIED:
             self._verified.clear()
+        made_above = False
         for folder in reversed(new):
+            path = self._root_prefix + folder
+            if made_above and self._made(path):
+                self._verified.add(folder)
+                continue
             try:
-                is_link = stat.S_ISLNK(os.lstat(self._root_prefix + folder).st_mode)
+                is_link = stat.S_ISLNK(os.lstat(path).st_mode)
             except OSError:
-                is_link = False  # absent: it will be made as a folder, not a link
-            if is_link and not self._inside(os.path.realpath(self._root_prefix + folder)):
+                # absent: made here, or by the write of the key, as a folder, not a link
+                made_above = make and self._made(path)
+                is_link = False
+            if is_link and not self._inside(os.path.realpath(path)):
                 raise self._outside(key, folder)
             self._verified.add(folder)
+
+    def _made(self, path: str) -> bool:
+        """Whether the folder ``path`` was made now; False when it could not be (it is there
+        already, as a folder, a link or a file, or its parent is missing: the caller checks
+        what is there, and writing the key says what is wrong)."""
+        try:
+            os.mkdir(path)
+        except OSError:
+            return False
+        if self.fsync:
+            fsync_directory(os.path.dirname(path))
+        return True
 
     def _outside(self, key: str, through: str) -> InvalidKeyError:
         """The error for ``key``, whose path ``through`` (a prefix of it) leaves the root:
@@ -352,7 +376,7 @@ class DirectoryStore(Store):
     # -- writing -------------------------------------------------------------------------
     def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         # os.replace replaces a link at the key's path; it never writes through it.
-        path = self._path(key)
+        path = self._path(key, make=True)
         try:
             write_atomic(path, value, fsync=self.fsync)
         except OSError as exc:

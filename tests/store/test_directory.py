@@ -270,30 +270,67 @@ def test_a_key_of_many_folders_is_checked_without_recursion(tmp_path: Path) -> N
     assert value == b"deep"
 
 
-def test_a_new_chunk_folder_is_made_from_the_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from nczarr.store import _files
+def test_a_new_chunk_folder_is_made_from_the_top_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first missing folder is seen by an lstat; the folders below it, made by the store,
+    # are new and inside: no lstat, no failed open
+    from nczarr.store import _files, directory
 
     store = DirectoryStore(tmp_path / "s")
     store.set("v/c/0/0/0", b"x")
-    made: list[str] = []
+    calls: list[str] = []
     synced: list[str] = []
-    real_mkdir = os.mkdir
+    real_mkdir, real_lstat, real_open = os.mkdir, os.lstat, os.open
 
     def mkdir(path: str, *args: int) -> None:
-        made.append(os.path.relpath(path, tmp_path / "s"))
+        calls.append("mkdir " + os.path.relpath(path, tmp_path / "s"))
         real_mkdir(path, *args)
 
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        calls.append("lstat " + os.path.relpath(path, tmp_path / "s"))
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def open_(path: str, *args: int) -> int:
+        calls.append("open " + os.path.dirname(os.path.relpath(path, tmp_path / "s")))
+        return real_open(path, *args)
+
     monkeypatch.setattr(os, "mkdir", mkdir)
-    store.set("v/c/1/0/0", b"y")  # c/1 and c/1/0 are new: the chunk's folder is tried first
-    assert made == ["v/c/1/0", "v/c/1", "v/c/1/0"]
-    made.clear()
-    store.set("v/c/1/1/0", b"z")  # the parent exists: one mkdir
-    assert made == ["v/c/1/1"]
-    made.clear()
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os, "open", open_)
+    store.set("v/c/1/0/0", b"y")  # c/1 and c/1/0 are new
+    assert calls == ["lstat v/c/1", "mkdir v/c/1", "mkdir v/c/1/0", "open v/c/1/0"]
+    calls.clear()
+    store.set("v/c/1/1/0", b"z")  # the parent is known
+    assert calls == ["lstat v/c/1/1", "mkdir v/c/1/1", "open v/c/1/1"]
+    calls.clear()
+    other = DirectoryStore(tmp_path / "s")  # folders that are there: an lstat each, as for a read
+    calls.clear()
+    other.set("v/c/1/1/1", b"w")
+    assert calls == ["lstat v", "lstat v/c", "lstat v/c/1", "lstat v/c/1/1", "open v/c/1/1"]
+    calls.clear()
+    monkeypatch.setattr(directory, "fsync_directory", lambda d: synced.append(os.path.relpath(d, tmp_path / "s")))
+    DirectoryStore(tmp_path / "s", fsync=True).set("n/m/k", b"")  # each new folder's parent, top down
+    assert synced[:2] == [".", "n"]
+    synced.clear()
     monkeypatch.setattr(_files, "fsync_directory", lambda d: synced.append(os.path.relpath(d, tmp_path / "s")))
-    _files.makedirs(str(tmp_path / "s" / "n" / "m"), fsync=True)  # each new folder's parent, top down
-    assert synced == [".", "n"]
-    assert sorted(store.list()) == ["v/c/0/0/0", "v/c/1/0/0", "v/c/1/1/0"]
+    _files.makedirs(str(tmp_path / "s" / "p" / "q"), fsync=True)
+    assert synced == [".", "p"]
+    monkeypatch.undo()
+    assert sorted(store.list()) == ["n/m/k", "v/c/0/0/0", "v/c/1/0/0", "v/c/1/1/0", "v/c/1/1/1"]
+
+
+def test_a_folder_made_meanwhile_as_a_link_out_is_refused_on_write(tmp_path: Path) -> None:
+    # mkdir fails on a link that is already there: the store then checks where it leads
+    from nczarr.errors import InvalidKeyError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "store"
+    store = DirectoryStore(root)
+    store.set("v/zarr.json", b"{}")
+    (root / "v" / "c").symlink_to(outside)
+    with pytest.raises(InvalidKeyError, match="'v/c' is a symbolic link"):
+        store.set("v/c/0/0", b"x")
+    assert list(outside.iterdir()) == []
 
 
 def test_a_file_where_a_folder_should_be_is_a_clear_error(tmp_path: Path) -> None:
