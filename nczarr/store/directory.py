@@ -250,7 +250,8 @@ class DirectoryStore(Store):
             count = size - offset if length is None else min(length, size - offset)
             if count <= 0:
                 return b""
-            os.lseek(fd, offset, os.SEEK_SET)
+            if offset:  # a file opened here is at its start (a chunk is read from byte 0)
+                os.lseek(fd, offset, os.SEEK_SET)
             return _read(fd, count)
         except OSError as exc:
             raise self._read_error(key, exc) from exc
