@@ -139,6 +139,33 @@ def s3_config(url: str, storage_options: Mapping[str, object] | None = None) -> 
     return S3Location(bucket, prefix.strip("/"), settings, client_options)
 
 
+# -- one client per bucket and settings, one event loop, for every store of the process ----------
+_clients_lock = threading.Lock()
+_clients: dict[tuple[object, ...], S3Store] = {}
+#: The environment obstore reads its credentials and region from when the options name none.
+_ENVIRONMENT = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def _client(location: S3Location) -> S3Store:
+    """The S3Store of ``location``'s bucket and settings, shared by every store of the process
+    that has them (and the same environment), so that its open connections are reused: a
+    new connection costs a round trip (two with TLS) before the first request."""
+    from obstore.store import S3Store
+
+    key = (location.bucket, *sorted(location.settings.items()), *sorted(location.client_options.items()),
+           *(os.environ.get(name) for name in _ENVIRONMENT))
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            try:
+                client = S3Store(location.bucket, config=location.settings,  # type: ignore[arg-type]
+                                 client_options=location.client_options)  # type: ignore[arg-type]
+            except Exception as exc:  # obstore's configuration errors are no StoreError
+                raise StoreError(f"cannot open {location.url!r} with obstore: {_reason(exc)}") from exc
+            _clients[key] = client
+        return client
+
+
 # -- one event loop for every store of the process ----------------------------------------------
 _loop_lock = threading.Lock()
 _loop: tuple[int, asyncio.AbstractEventLoop] | None = None
@@ -193,16 +220,13 @@ class ObstoreStore(Store):
     ) -> None:
         super().__init__(read_only=read_only)
         self._obstore = import_obstore()
-        from obstore.store import S3Store
 
         location = s3_config(url, storage_options)
         prefix = "/".join(part for part in (location.prefix, path.strip("/")) if part)
         self.location = S3Location(location.bucket, prefix, location.settings, location.client_options)
-        try:
-            self.s3: S3Store = S3Store(location.bucket, prefix=prefix or None, config=location.settings,  # type: ignore[arg-type]
-                                       client_options=location.client_options)  # type: ignore[arg-type]
-        except Exception as exc:  # obstore's configuration errors are no StoreError
-            raise StoreError(f"cannot open {self.location.url!r} with obstore: {_reason(exc)}") from exc
+        #: What every key is prefixed with in the bucket ("" or ending in "/").
+        self._root = f"{prefix}/" if prefix else ""
+        self.s3: S3Store = _client(location)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.location.url!r})"
@@ -230,7 +254,7 @@ class ObstoreStore(Store):
     # -- reading -----------------------------------------------------------------------------------
     async def _head(self, key: str) -> int | None:
         try:
-            meta = await self._obstore.head_async(self.s3, key)
+            meta = await self._obstore.head_async(self.s3, self._root + key)
         except Exception as exc:
             if self._absent(exc):
                 return None
@@ -242,17 +266,17 @@ class ObstoreStore(Store):
         obstore = self._obstore
         try:
             if byte_range is None:
-                result = await obstore.get_async(self.s3, key)
+                result = await obstore.get_async(self.s3, self._root + key)
             else:
                 offset, length = byte_range
                 if length == 0:  # an empty HTTP range would be invalid
                     return None if await self._head(key) is None else b""
                 if offset < 0:
-                    result = await obstore.get_async(self.s3, key, options={"range": {"suffix": -offset}})
+                    result = await obstore.get_async(self.s3, self._root + key, options={"range": {"suffix": -offset}})
                 elif length is None:
-                    result = await obstore.get_async(self.s3, key, options={"range": {"offset": offset}})
+                    result = await obstore.get_async(self.s3, self._root + key, options={"range": {"offset": offset}})
                 else:
-                    return bytes(await obstore.get_range_async(self.s3, key, start=offset, length=length))
+                    return bytes(await obstore.get_range_async(self.s3, self._root + key, start=offset, length=length))
             return bytes(await result.bytes_async())
         except StoreError:
             raise
@@ -309,30 +333,32 @@ class ObstoreStore(Store):
 
     def _list_prefix(self, prefix: str) -> Iterator[str]:
         try:
-            for batch in self._obstore.list(self.s3, prefix=prefix.rstrip("/") or None):
+            start = self._root + prefix
+            for batch in self._obstore.list(self.s3, prefix=start.rstrip("/") or None):
                 for meta in batch:
-                    key: str = meta["path"]
-                    if key.startswith(prefix):
-                        yield key
+                    path: str = meta["path"]
+                    if path.startswith(start):
+                        yield path[len(self._root):]
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("read", prefix or "/", exc) from exc
 
     def _list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         try:
-            found = self._obstore.list_with_delimiter(self.s3, prefix=prefix.rstrip("/") or None)
+            start = self._root + prefix
+            found = self._obstore.list_with_delimiter(self.s3, prefix=start.rstrip("/") or None)
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("read", prefix or "/", exc) from exc
-        keys = [meta["path"][len(prefix):] for meta in found["objects"] if meta["path"].startswith(prefix)]
-        prefixes = [name[len(prefix):].rstrip("/") for name in found["common_prefixes"] if name.startswith(prefix)]
+        keys = [meta["path"][len(start):] for meta in found["objects"] if meta["path"].startswith(start)]
+        prefixes = [name[len(start):].rstrip("/") for name in found["common_prefixes"] if name.startswith(start)]
         return sorted(key for key in keys if key), sorted(name for name in prefixes if name)
 
     # -- writing -----------------------------------------------------------------------------------
     async def _put(self, key: str, value: bytes | bytearray | memoryview) -> None:
         data = value if isinstance(value, bytes) else bytes(value)  # a copy the caller cannot change meanwhile
         try:
-            await self._obstore.put_async(self.s3, key, data)
+            await self._obstore.put_async(self.s3, self._root + key, data)
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("write", key, exc) from exc
@@ -354,7 +380,7 @@ class ObstoreStore(Store):
         if not keys:
             return
         try:  # S3's DeleteObjects: up to 1,000 keys a request; absent keys are no error
-            self._obstore.delete(self.s3, keys)
+            self._obstore.delete(self.s3, [self._root + key for key in keys])
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("write", keys[0], exc, len(keys) - 1) from exc
