@@ -10,7 +10,6 @@ would quietly behave otherwise.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import threading
@@ -25,6 +24,8 @@ from nczarr.store.base import ByteRange, Store, check_size
 from nczarr.store.fsspec import REMOTE_RANGE_MERGE_GAP, failure
 
 if TYPE_CHECKING:
+    import asyncio
+
     from obstore.store import S3Store
 
 _T = TypeVar("_T")
@@ -48,6 +49,8 @@ _CLIENT_KWARG_NAMES = {
 }
 #: The part of an S3 error document that says what went wrong.
 _ERROR_CODE = re.compile(r"<Code>([^<]*)</Code>(?:\s*<Message>([^<]*)</Message>)?")
+#: The largest object S3 takes in one PUT (5 GiB).
+_SINGLE_PUT_LIMIT = 5 * 2**30
 #: HTTP 416: a range that starts at or past the end of the object.
 _UNSATISFIABLE = "status: 416"
 
@@ -79,6 +82,7 @@ class S3Location:
 
     @property
     def url(self) -> str:
+        """The location as an ``s3://bucket/prefix`` URL."""
         return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
 
 
@@ -174,6 +178,8 @@ _loop: tuple[int, asyncio.AbstractEventLoop] | None = None
 def _event_loop() -> asyncio.AbstractEventLoop:
     """The process's loop that awaits obstore's requests, on a daemon thread of its own
     (started once per process: a forked child starts its own)."""
+    import asyncio  # here, not at the top: opening a local dataset needs none of it
+
     global _loop
     with _loop_lock:
         if _loop is None or _loop[0] != os.getpid():
@@ -184,11 +190,15 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 
 def _run(coroutine: Coroutine[object, object, _T]) -> _T:
+    import asyncio
+
     return asyncio.run_coroutine_threadsafe(coroutine, _event_loop()).result()
 
 
 async def _bounded(calls: list[Callable[[], Awaitable[_T]]]) -> list[_T | BaseException]:
     """Each call's result (or exception), at most ``config.requests()`` in flight."""
+    import asyncio
+
     gate = asyncio.Semaphore(config.requests())
 
     async def one(call: Callable[[], Awaitable[_T]]) -> _T:
@@ -358,7 +368,9 @@ class ObstoreStore(Store):
     async def _put(self, key: str, value: bytes | bytearray | memoryview) -> None:
         data = value if isinstance(value, bytes) else bytes(value)  # a copy the caller cannot change meanwhile
         try:
-            await self._obstore.put_async(self.s3, self._root + key, data)
+            # one PUT up to S3's limit of one (a multipart upload left aborted would stay,
+            # hidden and billed, until a lifecycle rule removes it)
+            await self._obstore.put_async(self.s3, self._root + key, data, use_multipart=len(data) > _SINGLE_PUT_LIMIT)
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("write", key, exc) from exc
