@@ -89,6 +89,9 @@ def _proxy_handler(upstream: int, delay: float, traffic: Traffic) -> type[http.s
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: with Nagle's algorithm the body waited for
+        # the client's delayed ACK of the headers, 40 ms a response on top of --delay
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
