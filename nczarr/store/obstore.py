@@ -125,6 +125,9 @@ def s3_config(url: str, storage_options: Mapping[str, object] | None = None) -> 
             unmapped.append(repr(name))
     if unmapped:
         raise OptionsNotMapped(f"storage option{'s' if len(unmapped) > 1 else ''} {', '.join(unmapped)} only s3fs takes")
+    if "access_key_id" in settings and "session_token" not in settings and os.environ.get("AWS_SESSION_TOKEN"):
+        # obstore would send the environment's token with the keys given; botocore does not
+        raise OptionsNotMapped("key/secret given while AWS_SESSION_TOKEN is set, which obstore would add to them")
     if not settings.get("skip_signature") and "access_key_id" not in settings:
         if os.environ.get("AWS_PROFILE"):
             raise OptionsNotMapped("AWS_PROFILE names a profile, which only s3fs (botocore) reads")

@@ -88,7 +88,8 @@ def test_options_only_s3fs_takes_fall_back_to_fsspec_with_a_log_line(
 
 
 def test_storage_options_map_onto_obstore(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",
+                 "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     given = {"endpoint_url": "http://127.0.0.1:9", "key": "k", "secret": "s", "token": "t", "requester_pays": True,
              "client_kwargs": {"region_name": "eu-west-3"}, "skip_instance_cache": True,
@@ -111,6 +112,10 @@ def test_storage_options_map_onto_obstore(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
     assert s3_config("s3://bucket/k", {"endpoint_url": "https://h"}).client_options == {}
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "t")
+    with pytest.raises(OptionsNotMapped, match="AWS_SESSION_TOKEN"):
+        s3_config("s3://bucket/k", {"endpoint_url": "http://h", "key": "k", "secret": "s"})
+    assert s3_config("s3://bucket/k", {"endpoint_url": "http://h", "key": "k", "secret": "s", "token": "t"}).settings
     monkeypatch.setenv("AWS_PROFILE", "lab")
     with pytest.raises(OptionsNotMapped, match="AWS_PROFILE"):
         s3_config("s3://bucket/k", {"endpoint_url": "http://h"})
@@ -250,9 +255,11 @@ def test_a_missing_bucket_is_named(options: dict[str, object], s3_endpoint: str)
     assert "no-such-bucket" not in buckets  # never created
 
 
-def test_wrong_credentials_say_access_denied(url: str, options: dict[str, object], s3_endpoint: str) -> None:
+def test_wrong_credentials_say_access_denied(url: str, options: dict[str, object], s3_endpoint: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """moto checks credentials between the two reset-auth calls (it knows none but IAM users
     it made, so every key is wrong), then accepts any again."""
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)  # keys alone, as obstore takes them
     _fill(url, options)
     wrong = {**options, "key": "wrong", "secret": "wrong"}
     requests.post(f"{s3_endpoint}/moto-api/reset-auth", data=b"0", timeout=10)
