@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from nczarr import config
 from nczarr.errors import StoreError
-from nczarr.store.base import ByteRange, Store, check_size
+from nczarr.store.base import ByteRange, Store
 from nczarr.store.fsspec import REMOTE_RANGE_MERGE_GAP, failure
 
 if TYPE_CHECKING:
@@ -302,14 +302,6 @@ class ObstoreStore(Store):
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return _run(self._fetch(key, byte_range))
-
-    def _get_into(self, key: str, view: memoryview) -> bool:
-        value = self._get(key, None)
-        if value is None:
-            return False
-        check_size(key, len(value), view.nbytes)
-        view[:] = value
-        return True
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         results = _run(_bounded([lambda key=key: self._fetch(key, byte_range) for key in keys]))  # type: ignore[misc]
