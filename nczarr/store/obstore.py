@@ -10,6 +10,7 @@ would quietly behave otherwise.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import threading
@@ -187,9 +188,21 @@ def _event_loop() -> asyncio.AbstractEventLoop:
     with _loop_lock:
         if _loop is None or _loop[0] != os.getpid():
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="nczarr-obstore", daemon=True).start()
+            thread = threading.Thread(target=loop.run_forever, name="nczarr-obstore", daemon=True)
+            thread.start()
+            atexit.register(_shut_down, loop, thread)
             _loop = (os.getpid(), loop)
         return _loop[1]
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    """At exit, while Python still runs: stop the loop and drop the clients, so that no
+    thread of obstore's runtime calls into an interpreter that is finalizing (which aborts
+    the process, SIGABRT, after its work is done)."""
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    with _clients_lock:
+        _clients.clear()
 
 
 def _run(coroutine: Coroutine[object, object, _T]) -> _T:
