@@ -10,7 +10,8 @@ and the bytes sent back. Every peer reads and writes the same float32 array of 5
 259 KB): write the whole array, read it whole, a one-point time series, a time slice; and
 opens a group of 200 variables (with and without consolidated metadata) and lists them.
 
-Peers: nczarr (its engine and FsspecStore on s3fs), TensorStore (its ``s3`` kvstore with an
+Peers: nczarr on obstore (its engine and ObstoreStore, what an ``s3://`` URL opens when
+obstore is installed; the reference of every ratio) and on s3fs (FsspecStore), TensorStore (its ``s3`` kvstore with an
 endpoint), zarr-python 3 on fsspec (s3fs) and on obstore (``zarr.storage.ObjectStore``).
 """
 
@@ -49,6 +50,8 @@ CHUNKS = (10, 90, 72)
 NVARIABLES = 200
 BUCKET = "bench"
 REGION = "us-east-1"
+#: The row every other is compared with: nczarr as an s3:// URL opens by default.
+REFERENCE = "nczarr obstore"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
 
 
@@ -86,6 +89,9 @@ def _proxy_handler(upstream: int, delay: float, traffic: Traffic) -> type[http.s
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: with Nagle's algorithm the body waited for
+        # the client's delayed ACK of the headers, 40 ms a response on top of --delay
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -236,7 +242,7 @@ class Peer:
     cache): a new one costs 0.3-1.4 s on its first request here (botocore's client)."""
 
     name: str
-    reference: str | None = "nczarr"
+    reference: str | None = REFERENCE
     groups = True  # takes part in the open-a-group cases
 
     def __init__(self, endpoint: str) -> None:
@@ -256,16 +262,23 @@ class Peer:
 
 
 class Nczarr(Peer):
-    name = "nczarr"
-    reference = None
+    """nczarr's engine (arrays) and Dataset (groups) on one S3 client: ``obstore``
+    (ObstoreStore, what an ``s3://`` URL opens when obstore is installed) or ``fsspec``
+    (FsspecStore on s3fs, ``NCZARR_S3_CLIENT=fsspec``)."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, client: str) -> None:
         super().__init__(endpoint)
         import nczarr
+        from nczarr import config
         from nczarr.store import FsspecStore
+        from nczarr.store.obstore import ObstoreStore
         from nczarr.zarr import create_array, open_array
 
-        self._nczarr, self._store = nczarr, FsspecStore
+        self.name = f"nczarr {client}"
+        self.reference = None if client == "obstore" else REFERENCE
+        self.client = client
+        self._nczarr, self._config = nczarr, config
+        self._store = ObstoreStore if client == "obstore" else FsspecStore
         self._create, self._open = create_array, open_array
 
     def _fs(self, prefix: str, read_only: bool = False) -> Any:
@@ -285,7 +298,8 @@ class Nczarr(Peer):
         url = f"s3://{BUCKET}/{prefix}"
         options = {"endpoint_url": self.endpoint}
         fmt = "NCZARR" if consolidated else "NCZARR_V2"
-        with self._nczarr.Dataset(url, "w", format=fmt, storage_options=options) as ds:
+        with self._config.settings(s3_client=self.client), \
+                self._nczarr.Dataset(url, "w", format=fmt, storage_options=options) as ds:
             ds.createDimension("x", 4)
             for i in range(NVARIABLES):
                 variable = ds.createVariable(f"v{i:03d}", "f4", ("x",))
@@ -295,7 +309,8 @@ class Nczarr(Peer):
 
     def open_group(self, prefix: str, consolidated: bool) -> list[str]:
         url = f"s3://{BUCKET}/{prefix}"
-        with self._nczarr.Dataset(url, storage_options={"endpoint_url": self.endpoint}) as ds:
+        with self._config.settings(s3_client=self.client), \
+                self._nczarr.Dataset(url, storage_options={"endpoint_url": self.endpoint}) as ds:
             return sorted(ds.variables)
 
 
@@ -385,7 +400,8 @@ class TensorStore(Peer):
 
 def make_peers(endpoint: str, wanted: list[str]) -> list[Peer]:
     factories: list[tuple[str, Callable[[], Peer]]] = [
-        ("nczarr", lambda: Nczarr(endpoint)),
+        ("nczarr obstore", lambda: Nczarr(endpoint, "obstore")),
+        ("nczarr fsspec", lambda: Nczarr(endpoint, "fsspec")),
         ("tensorstore", lambda: TensorStore(endpoint)),
         ("zarr-python fsspec", lambda: ZarrPython(endpoint, "fsspec")),
         ("zarr-python obstore", lambda: ZarrPython(endpoint, "obstore")),
@@ -513,12 +529,12 @@ def main(argv: list[str] | None = None) -> int:
                 **h.environment(["nczarr", "zarr", "tensorstore", "s3fs", "fsspec", "obstore", "moto"])}
         print(f"nczarr cloud benchmark: moto S3 behind a proxy holding each request {args.delay * 1e3:.0f} ms; "
               f"{args.repeat} timed runs after {args.warmup} warm-up, peers interleaved; medians; "
-              "ratio = peer / nczarr (> 1: nczarr faster)")
+              "ratio = peer / nczarr obstore (> 1: nczarr faster)")
         print("versions:", ", ".join(f"{k} {v}" for k, v in meta["packages"].items()), f"| {meta['cpu_count']} CPUs")
         print()
         results = h.run_workloads(workloads, repeat=args.repeat, warmup=args.warmup, sync=False)
     names = [p.name for p in peers]
-    print("\nSummary (median wall time; in parentheses, peer / nczarr):\n")
+    print("\nSummary (median wall time; in parentheses, peer / nczarr obstore):\n")
     print(h.format_markdown(results, names))
     print("\nRequests (median per call), the most in flight at once, and bytes fetched (writes: sent):\n")
     print(traffic_table(counts, [r.workload.name for r in results], names))

@@ -42,6 +42,11 @@ THREADS_VARIABLE = "NCZARR_THREADS"
 DEFLATE_VARIABLE = "NCZARR_DEFLATE"
 #: ``NCZARR_REQUESTS=N`` bounds the requests a remote store keeps in flight (see :func:`requests`).
 REQUESTS_VARIABLE = "NCZARR_REQUESTS"
+#: ``NCZARR_S3_CLIENT=obstore|fsspec|auto`` picks the client of ``s3://`` stores (see :func:`s3_client`).
+S3_CLIENT_VARIABLE = "NCZARR_S3_CLIENT"
+#: The clients an ``s3://`` store can use: ``auto`` is obstore when it is installed and the
+#: storage options map onto it, else fsspec (s3fs).
+S3_CLIENTS = ("auto", "obstore", "fsspec")
 #: Requests in flight by default: on an object store 20 ms away, 64 requests at once move
 #: 64 chunks per round trip (s3fs alone keeps 10, botocore's connection pool).
 DEFAULT_REQUESTS = 64
@@ -66,16 +71,24 @@ class Settings:
         self.threads: int | None = None
         self.deflate: str | None = None
         self.requests: int | None = None
+        self.s3_client: str | None = None
 
 
 _settings = Settings()
 
 
-def configure(*, threads: int | None = None, deflate: str | None = None, requests: int | None = None) -> None:
+def configure(
+    *,
+    threads: int | None = None,
+    deflate: str | None = None,
+    requests: int | None = None,
+    s3_client: str | None = None,
+) -> None:
     """Set ``threads`` (how many threads work on chunks, at least 1), ``deflate`` (the
-    zlib/gzip library, one of :data:`DEFLATE_LIBRARIES`) and ``requests`` (how many requests
-    a remote store keeps in flight, at least 1); None leaves a setting as it is. A bad value
-    raises ArgumentError (a ValueError) naming it."""
+    zlib/gzip library, one of :data:`DEFLATE_LIBRARIES`), ``requests`` (how many requests
+    a remote store keeps in flight, at least 1) and ``s3_client`` (one of
+    :data:`S3_CLIENTS`); None leaves a setting as it is. A bad value raises ArgumentError
+    (a ValueError) naming it."""
     for name, value in (("threads", threads), ("requests", requests)):
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -85,17 +98,25 @@ def configure(*, threads: int | None = None, deflate: str | None = None, request
         if deflate not in DEFLATE_LIBRARIES:
             raise ArgumentError(f"deflate must be one of {', '.join(DEFLATE_LIBRARIES)}, not {deflate!r}")
         _settings.deflate = deflate
+    if s3_client is not None:
+        if s3_client not in S3_CLIENTS:
+            raise ArgumentError(f"s3_client must be one of {', '.join(S3_CLIENTS)}, not {s3_client!r}")
+        _settings.s3_client = s3_client
 
 
 @contextlib.contextmanager
 def settings(
-    *, threads: int | None = None, deflate: str | None = None, requests: int | None = None
+    *,
+    threads: int | None = None,
+    deflate: str | None = None,
+    requests: int | None = None,
+    s3_client: str | None = None,
 ) -> Iterator[Settings]:
-    """``with settings(threads=..., deflate=..., requests=...):`` the settings of
-    :func:`configure` for the block, restored after it."""
+    """``with settings(threads=..., deflate=..., requests=..., s3_client=...):`` the
+    settings of :func:`configure` for the block, restored after it."""
     old = dict(vars(_settings))
     try:
-        configure(threads=threads, deflate=deflate, requests=requests)
+        configure(threads=threads, deflate=deflate, requests=requests, s3_client=s3_client)
         yield _settings
     finally:
         vars(_settings).update(old)
@@ -130,6 +151,18 @@ def requests() -> int:
         return _settings.requests
     count = _positive_variable(REQUESTS_VARIABLE)
     return DEFAULT_REQUESTS if count is None else count
+
+
+def s3_client() -> str:
+    """The client of ``s3://`` stores (one of :data:`S3_CLIENTS`): the ``s3_client``
+    setting, else ``NCZARR_S3_CLIENT``, else ``auto``. An unknown name is logged and ignored."""
+    if _settings.s3_client is not None:
+        return _settings.s3_client
+    value = os.environ.get(S3_CLIENT_VARIABLE, "").strip().lower()
+    if value and value not in S3_CLIENTS:
+        logger.warning("%s=%r is not one of %s: auto is used", S3_CLIENT_VARIABLE, value, ", ".join(S3_CLIENTS))
+        return "auto"
+    return value or "auto"
 
 
 def threads() -> int:

@@ -76,6 +76,10 @@ _V1_GROUP = ".nczgroup"
 _V1_ARRAYS = (".nczarray", ".nczvar")
 _V1_ATTRS = (".nczattrs", ".nczattr")
 _ZARR_DOCS = (ZGROUP, ZARRAY, ZATTRS)
+#: The Zarr documents read of a node its parent lists as a group, or as an array: a group's
+#: ``.zarray`` and an array's ``.zgroup`` would never be used (one request a node fewer).
+_GROUP_DOCS = (ZGROUP, ZATTRS)
+_ARRAY_DOCS = (ZARRAY, ZATTRS)
 _V1_DOCS = (_V1_GROUP, *_V1_ARRAYS, *_V1_ATTRS)
 _NODE_DOCS = (*_ZARR_DOCS, *_V1_DOCS)
 
@@ -173,7 +177,7 @@ class NczarrV2(Convention):
         groups = [(path, group)]
         while groups:
             path, group = groups.pop()
-            docs = _node_documents(source, [path])[path]
+            docs = _node_documents(source, [path], _GROUP_DOCS)[path]
             if ZGROUP not in docs:
                 raise MissingNodeError(f"{join_path(path, ZGROUP)}: missing; group {group.fqn} is listed but absent")
             info = _first_dict(
@@ -187,7 +191,7 @@ class NczarrV2(Convention):
             read_dimensions(group, info, where)
             _read_attributes(group, docs, path, None)
             names, group_names = listed_children(info, where, "arrays", "vars")
-            found = _node_documents(source, [join_path(path, name) for name in names])
+            found = _node_documents(source, [join_path(path, name) for name in names], _ARRAY_DOCS)
             for name in names:
                 array_docs = found[join_path(path, name)]
                 if ZARRAY not in array_docs:
@@ -414,12 +418,13 @@ def _engine_metadata(
         raise FormatError(f"{where}: {exc}") from exc
 
 
-def _node_documents(source: DocumentSource, paths: list[str]) -> dict[str, dict[str, Any]]:
+def _node_documents(source: DocumentSource, paths: list[str], names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """The documents of the nodes at ``paths`` (by path, then by document name): the Zarr
-    documents in one batch, then, in a second, the NCZarr 1.0 documents of the nodes whose
-    Zarr documents carry no NCZarr key (netcdf-c 4.8.0 kept its keys in documents of their
-    own): a dataset of netcdf-c 4.8.1 or later, or nczarr's, costs 3 reads a node, not 8."""
-    found = source.documents(join_path(path, name) for path in paths for name in _ZARR_DOCS)
+    documents ``names`` in one batch, then, in a second, the NCZarr 1.0 documents of the
+    nodes whose Zarr documents carry no NCZarr key (netcdf-c 4.8.0 kept its keys in documents
+    of their own): a dataset of netcdf-c 4.8.1 or later, or nczarr's, costs 2 reads a node,
+    not 8."""
+    found = source.documents(join_path(path, name) for path in paths for name in names)
     legacy = [path for path in paths if not _carries_nczarr_keys(found, path)]
     if legacy:
         found |= source.documents(join_path(path, name) for path in legacy for name in _V1_DOCS)

@@ -15,6 +15,7 @@ from nczarr.store.base import (
 from nczarr.store.directory import DirectoryStore
 from nczarr.store.fsspec import FsspecStore
 from nczarr.store.memory import MemoryStore
+from nczarr.store.obstore import ObstoreStore
 from nczarr.store.open import MODES, open_store
 from nczarr.store.zip import ZipStore
 
@@ -27,6 +28,7 @@ __all__ = [
     "FsspecStore",
     "InvalidModeError",
     "MemoryStore",
+    "ObstoreStore",
     "Store",
     "ZipStore",
     "file_state",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import posixpath
 from collections.abc import Iterator, Mapping
 from types import ModuleType
@@ -36,6 +37,12 @@ def failure(action: str, key: str, store: object, error: BaseException, others: 
     if isinstance(error, PermissionError):
         return StoreError(f"access denied: cannot {action} {where} ({error}); {CREDENTIALS_HINT}")
     return StoreError(f"cannot {action} {where}: {error}")
+
+
+def _unsatisfiable(error: OSError) -> bool:
+    """Whether ``error`` is S3's answer to a range that starts past the end of the object
+    (HTTP 416, which s3fs raises as EINVAL)."""
+    return error.errno == errno.EINVAL and "range is not satisfiable" in str(error)
 
 
 def _any_glob(keys: list[str]) -> bool:
@@ -151,6 +158,8 @@ class FsspecStore(Store):
         except _ABSENT:
             return None
         except OSError as exc:  # a refusal, throttling, a dropped connection: the key named
+            if byte_range is not None and _unsatisfiable(exc):  # a range past the end: none of it
+                return b"" if self.fs.isfile(path) else None
             raise failure("read", key, self, exc) from exc
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:

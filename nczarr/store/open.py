@@ -3,12 +3,14 @@ store."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, NoReturn
 
+from nczarr import config
 from nczarr.errors import (
     ForeignContentError,
     InvalidModeError,
@@ -20,6 +22,7 @@ from nczarr.store._files import is_temp_name, remove_contents
 from nczarr.store.base import Store
 from nczarr.store.directory import DirectoryStore
 from nczarr.store.fsspec import CREDENTIALS_HINT, FsspecStore
+from nczarr.store.obstore import S3_SCHEMES, ObstoreStore
 from nczarr.store.references import TABLE_FOLDER, has_table, is_kerchunk, open_kerchunk, open_virtual
 from nczarr.store.url import parse_store_url
 from nczarr.store.zip import ZipStore
@@ -56,8 +59,9 @@ def open_store(
     (``file:///p#mode=nczarr,file``, ``file:///p.zip#mode=zarr,zip``, ``s3://bucket/key``,
     ``https://HOST/bucket/key#mode=nczarr,s3``: see :mod:`nczarr.store.url`; its convention
     words are for the callers to read). A local path or ``file:`` URL opens a ZipStore when it
-    ends in ``.zip`` or names ``zip``, else a DirectoryStore; any other URL an FsspecStore,
-    with the ``storage_options`` the URL implies and those given.
+    ends in ``.zip`` or names ``zip``, else a DirectoryStore; an ``s3://`` URL an ObstoreStore
+    when ``nczarr.config.s3_client()`` allows it (see :func:`remote_store`); any other URL an
+    FsspecStore, with the ``storage_options`` the URL implies and those given.
     """
     if mode not in MODES:
         raise InvalidModeError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -248,7 +252,7 @@ def _fsspec_object_store(location: object, mode: str, storage_options: Mapping[s
     return FsspecStore(location, read_only=mode == "r")
 
 
-def _open_remote_zip(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:
+def _open_remote_zip(url: str, mode: str, storage_options: Mapping[str, object]) -> Store:
     """A URL ending in ``.zip``: the archive when it is a file there, read through fsspec's
     chained ``zip::``; else the folder store of that name."""
     probe = FsspecStore(url, read_only=True, storage_options=storage_options or None)
@@ -263,21 +267,48 @@ def _open_remote_zip(url: str, mode: str, storage_options: Mapping[str, object])
     return _open_fsspec(f"zip::{url}", mode, {protocol: dict(storage_options)} if storage_options else {})
 
 
-def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> FsspecStore:
-    store = FsspecStore(url, read_only=mode == "r", storage_options=storage_options or None)
+def remote_store(url: str, *, read_only: bool, storage_options: Mapping[str, object] | None = None) -> Store:
+    """The store of a remote ``url``: for ``s3://`` an ObstoreStore unless
+    ``nczarr.config.s3_client()`` says ``fsspec``, or (``auto``, the default) obstore is not
+    installed or the storage options need s3fs (logged, with the reason); else an
+    FsspecStore. ``s3_client`` ``obstore`` refuses such options (StoreError) rather than use
+    fsspec."""
+    client = config.s3_client()
+    if client != "fsspec" and url.partition("://")[0].lower() in S3_SCHEMES:
+        if client == "auto" and importlib.util.find_spec("obstore") is None:
+            logger.info("opening %r with s3fs: obstore is not installed", url)
+        else:
+            try:
+                return ObstoreStore(url, read_only=read_only, storage_options=storage_options)
+            except StoreError as exc:  # OptionsNotMapped, or a setting obstore refuses
+                if client == "obstore":
+                    raise StoreError(f"cannot open {url!r} with obstore (s3_client 'obstore'): {exc}") from exc
+                logger.info("opening %r with s3fs, not obstore: %s", url, exc)
+    return FsspecStore(url, read_only=read_only, storage_options=storage_options)
+
+
+def _open_fsspec(url: str, mode: str, storage_options: Mapping[str, object]) -> Store:
+    store = remote_store(url, read_only=mode == "r", storage_options=storage_options or None)
     return _prepared(store, url, mode)
 
 
-def _prepared(store: FsspecStore, url: str, mode: str) -> FsspecStore:
+def _prepared(store: Store, url: str, mode: str) -> Store:
     """``store`` checked and emptied as ``mode`` asks. No existence check for 'r': over HTTP
     the root itself need not be fetchable."""
-    _require_bucket(store, url)
-    if mode in ("w", "w-", "x") and store.fs.exists(store.root):
+    if isinstance(store, FsspecStore):
+        _require_bucket(store, url)
+        exists = mode in ("w", "w-", "x") and store.fs.exists(store.root)
+    else:  # an object store has no folders: something is there when a key is (a missing bucket is named)
+        exists = mode in ("w", "w-", "x") and next(iter(store.list()), None) is not None
+    if exists:
         if mode != "w":
             _refuse_existing(url)
         _refuse_foreign(store.list(), url)
         logger.debug("removing %r to create a new dataset there", url)
-        store.fs.rm(store.root, recursive=True)
+        if isinstance(store, FsspecStore):
+            store.fs.rm(store.root, recursive=True)
+        else:
+            store.delete_prefix("")
     return store
 
 

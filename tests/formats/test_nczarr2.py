@@ -74,6 +74,29 @@ def test_golden_read() -> None:
     }
 
 
+class _ReadCounting(MemoryStore):
+    """A MemoryStore that records every key asked for by a batch read."""
+
+    def __init__(self, data: dict[str, bytes]) -> None:
+        super().__init__(data)
+        self.asked: list[str] = []
+
+    def _get_many(self, keys: list[str], byte_range: tuple[int, int | None] | None = None) -> dict[str, bytes]:
+        self.asked += keys
+        return super()._get_many(keys, byte_range)
+
+
+def test_opening_reads_two_documents_a_node() -> None:
+    """Without consolidated metadata, a group listed by its parent is read as its .zgroup
+    and .zattrs, an array as its .zarray and .zattrs: no .zarray of a group nor .zgroup of
+    an array (on an object store, each is a request)."""
+    store = _ReadCounting({k: v.encode() for k, v in GOLDEN.items()})
+    Session.open(store, NczarrV2(), read_only=True).close()
+    nodes = {key.rpartition("/")[0] for key in GOLDEN}
+    asked = [key for key in store.asked if key.rpartition("/")[0] in nodes - {""}]
+    assert sorted(asked) == sorted(key for key in GOLDEN if "/" in key)
+
+
 def test_default_output_is_exact() -> None:
     store = MemoryStore()
     Session.create(store, parse(GOLDEN_MODEL), NczarrV2()).close()

@@ -1,4 +1,6 @@
-"""Every kind of store, behind one small interface for the contract tests."""
+"""Every kind of store, behind one small interface for the contract tests: local ones, fsspec's
+memory filesystem, and S3 (moto's server, started here for the session) through s3fs and
+through obstore."""
 
 from __future__ import annotations
 
@@ -8,8 +10,13 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from motoserver import moto_s3
 
 from nczarr.store import DirectoryStore, FsspecStore, MemoryStore, Store, ZipStore
+from nczarr.store.obstore import ObstoreStore
+
+#: The bucket of the S3 kinds, on moto's server.
+S3_BUCKET = "nczarr-contract"
 
 
 class StoreKind:
@@ -81,6 +88,30 @@ class FsspecKind(StoreKind):
         return FsspecStore(self.url, read_only=True)
 
 
+class S3Kind(StoreKind):
+    """A fresh prefix of the moto bucket, through s3fs (FsspecStore) or obstore (ObstoreStore)."""
+
+    def __init__(self, endpoint: str, store_class: type[FsspecStore] | type[ObstoreStore]) -> None:
+        self.name = f"s3-{'fsspec' if store_class is FsspecStore else 'obstore'}"
+        self.url = f"s3://{S3_BUCKET}/{uuid.uuid4().hex[:12]}"
+        self.options = {"endpoint_url": endpoint}
+        self.store_class = store_class
+
+    def new(self) -> Store:
+        return self.store_class(self.url, storage_options=self.options)
+
+    def reopen(self, store: Store) -> Store:
+        store.close()
+        return self.store_class(self.url, read_only=True, storage_options=self.options)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """moto's S3 server with the contract tests' bucket (test credentials only)."""
+    with moto_s3(tmp_path_factory.mktemp("aws"), {S3_BUCKET: None}) as endpoint:
+        yield endpoint
+
+
 @pytest.fixture
 def memory_url() -> Iterator[str]:
     """A root on fsspec's process-wide memory filesystem that no other test uses."""
@@ -91,7 +122,7 @@ def memory_url() -> Iterator[str]:
         fs.rm(url, recursive=True)
 
 
-@pytest.fixture(params=["directory", "memory", "zip", "fsspec"])
+@pytest.fixture(params=["directory", "memory", "zip", "fsspec", "s3-fsspec", "s3-obstore"])
 def kind(request: pytest.FixtureRequest, tmp_path: Path, memory_url: str) -> StoreKind:
     if request.param == "directory":
         return DirectoryKind(tmp_path)
@@ -99,4 +130,7 @@ def kind(request: pytest.FixtureRequest, tmp_path: Path, memory_url: str) -> Sto
         return MemoryKind()
     if request.param == "zip":
         return ZipKind(tmp_path)
+    if request.param.startswith("s3-"):
+        endpoint = request.getfixturevalue("s3_endpoint")
+        return S3Kind(endpoint, FsspecStore if request.param == "s3-fsspec" else ObstoreStore)
     return FsspecKind(memory_url)

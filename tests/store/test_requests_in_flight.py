@@ -157,7 +157,7 @@ def test_opening_a_dataset_reads_each_document_once(endpoint: str, tmp_path: Pat
         info.append(path)
         return await original(self, path, **kwargs)
 
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, config.settings(s3_client="fsspec"):  # s3fs's requests
         patch.setattr(s3fs.S3FileSystem, "_info", counting)
         with nczarr.Dataset(url, storage_options=options) as ds:
             assert sorted(ds.variables) == sorted(f"v{i}" for i in range(20))
