@@ -278,6 +278,43 @@ class ObstoreStore(Store):
         return failure(action, key, self, PermissionError(reason) if denied else OSError(reason), others)
 
     # -- reading -----------------------------------------------------------------------------------
+    # One request (opening a dataset reads its first document so) goes through obstore's
+    # blocking calls, which wait with the GIL released: 2 ms less a request here than a hop
+    # to the event loop and back. Batches go through the loop, to keep many in flight.
+    def _read_call(self, key: str, byte_range: ByteRange | None) -> tuple[str, dict[str, object]] | None:
+        """obstore's function (without ``_async``) and keywords reading ``byte_range`` of
+        ``key``; None for an empty range (HTTP has none: the key's existence says b"")."""
+        path: dict[str, object] = {"path": self._root + key}
+        if byte_range is None:
+            return "get", path
+        offset, length = byte_range
+        if length == 0:
+            return None
+        if offset < 0:
+            return "get", {**path, "options": {"range": {"suffix": -offset}}}
+        if length is None:
+            return "get", {**path, "options": {"range": {"offset": offset}}}
+        return "get_range", {**path, "start": offset, "length": length}
+
+    def _past_end(self, key: str, error: Exception) -> bool:
+        """For a failed read of ``key``: True when the range starts past the key's end (then
+        b"" if it exists), False when the key is absent; otherwise the StoreError to raise."""
+        if self._absent(error):
+            return False
+        if _UNSATISFIABLE in str(error):
+            return True
+        raise self._failure("read", key, error) from error
+
+    def _head_now(self, key: str) -> int | None:
+        try:
+            meta = self._obstore.head(self.s3, self._root + key)
+        except Exception as exc:
+            if self._absent(exc):
+                return None
+            raise self._failure("read", key, exc) from exc
+        size: int = meta["size"]
+        return size
+
     async def _head(self, key: str) -> int | None:
         try:
             meta = await self._obstore.head_async(self.s3, self._root + key)
@@ -288,33 +325,33 @@ class ObstoreStore(Store):
         size: int = meta["size"]
         return size
 
-    async def _fetch(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        obstore = self._obstore
-        try:
-            if byte_range is None:
-                result = await obstore.get_async(self.s3, self._root + key)
-            else:
-                offset, length = byte_range
-                if length == 0:  # an empty HTTP range would be invalid
-                    return None if await self._head(key) is None else b""
-                if offset < 0:
-                    result = await obstore.get_async(self.s3, self._root + key, options={"range": {"suffix": -offset}})
-                elif length is None:
-                    result = await obstore.get_async(self.s3, self._root + key, options={"range": {"offset": offset}})
-                else:
-                    return bytes(await obstore.get_range_async(self.s3, self._root + key, start=offset, length=length))
-            return bytes(await result.bytes_async())
-        except StoreError:
-            raise
-        except Exception as exc:
-            if self._absent(exc):
-                return None
-            if _UNSATISFIABLE in str(exc):  # the range starts past the end: nothing of it
-                return None if await self._head(key) is None else b""
-            raise self._failure("read", key, exc) from exc
-
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        return _run(self._fetch(key, byte_range))
+        call = self._read_call(key, byte_range)
+        if call is not None:
+            name, keywords = call
+            try:
+                result = getattr(self._obstore, name)(self.s3, **keywords)
+                return bytes(result if name == "get_range" else result.bytes())
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not self._past_end(key, exc):
+                    return None
+        return None if self._head_now(key) is None else b""
+
+    async def _fetch(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        call = self._read_call(key, byte_range)
+        if call is not None:
+            name, keywords = call
+            try:
+                result = await getattr(self._obstore, f"{name}_async")(self.s3, **keywords)
+                return bytes(result if name == "get_range" else await result.bytes_async())
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not self._past_end(key, exc):
+                    return None
+        return None if await self._head(key) is None else b""
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         results = _run(_bounded([lambda key=key: self._fetch(key, byte_range) for key in keys]))  # type: ignore[misc]
@@ -344,10 +381,10 @@ class ObstoreStore(Store):
         return values
 
     def _exists(self, key: str) -> bool:
-        return _run(self._head(key)) is not None
+        return self._head_now(key) is not None
 
     def _getsize(self, key: str) -> int | None:
-        return _run(self._head(key))
+        return self._head_now(key)
 
     def _list_prefix(self, prefix: str) -> Iterator[str]:
         try:
