@@ -305,19 +305,9 @@ class ObstoreStore(Store):
             return True
         raise self._failure("read", key, error) from error
 
-    def _head_now(self, key: str) -> int | None:
+    def _head(self, key: str) -> int | None:
         try:
             meta = self._obstore.head(self.s3, self._root + key)
-        except Exception as exc:
-            if self._absent(exc):
-                return None
-            raise self._failure("read", key, exc) from exc
-        size: int = meta["size"]
-        return size
-
-    async def _head(self, key: str) -> int | None:
-        try:
-            meta = await self._obstore.head_async(self.s3, self._root + key)
         except Exception as exc:
             if self._absent(exc):
                 return None
@@ -337,7 +327,7 @@ class ObstoreStore(Store):
             except Exception as exc:
                 if not self._past_end(key, exc):
                     return None
-        return None if self._head_now(key) is None else b""
+        return None if self._head(key) is None else b""
 
     async def _fetch(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         call = self._read_call(key, byte_range)
@@ -351,7 +341,8 @@ class ObstoreStore(Store):
             except Exception as exc:
                 if not self._past_end(key, exc):
                     return None
-        return None if await self._head(key) is None else b""
+        # rare (a range past the end, or of no bytes): one blocking HEAD on the loop
+        return None if self._head(key) is None else b""
 
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
         results = _run(_bounded([lambda key=key: self._fetch(key, byte_range) for key in keys]))  # type: ignore[misc]
@@ -381,10 +372,10 @@ class ObstoreStore(Store):
         return values
 
     def _exists(self, key: str) -> bool:
-        return self._head_now(key) is not None
+        return self._head(key) is not None
 
     def _getsize(self, key: str) -> int | None:
-        return self._head_now(key)
+        return self._head(key)
 
     def _list_prefix(self, prefix: str) -> Iterator[str]:
         try:
