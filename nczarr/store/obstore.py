@@ -322,8 +322,6 @@ class ObstoreStore(Store):
             try:
                 result = getattr(self._obstore, name)(self.s3, **keywords)
                 return bytes(result if name == "get_range" else result.bytes())
-            except StoreError:
-                raise
             except Exception as exc:
                 if not self._past_end(key, exc):
                     return None
@@ -336,8 +334,6 @@ class ObstoreStore(Store):
             try:
                 result = await getattr(self._obstore, f"{name}_async")(self.s3, **keywords)
                 return bytes(result if name == "get_range" else await result.bytes_async())
-            except StoreError:
-                raise
             except Exception as exc:
                 if not self._past_end(key, exc):
                     return None
