@@ -28,7 +28,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 from nczarr.errors import ArgumentError, StoreError
 
@@ -186,9 +185,9 @@ def _file_path(url: str, location: str, *, netcdf: bool) -> str:
     that follows ``file://`` as the path)."""
     parts = urlsplit(url)
     if parts.netloc in ("", "localhost"):
-        return url2pathname(parts.path)
+        return _url2pathname(parts.path)
     if netcdf:
-        return url2pathname(parts.netloc + parts.path)
+        return _url2pathname(parts.netloc + parts.path)
     raise StoreError(f"file URL {location!r} names a host; only local file URLs are supported")
 
 
@@ -261,3 +260,14 @@ def _merged(implied: Mapping[str, object], given: Mapping[str, object]) -> dict[
     if isinstance(implied_kwargs, Mapping) and isinstance(given_kwargs, Mapping):
         merged["client_kwargs"] = {**implied_kwargs, **given_kwargs}
     return merged
+
+
+def _url2pathname(path: str) -> str:
+    """urllib.request's ``url2pathname``, imported only on Windows: on POSIX it is
+    ``unquote``, and importing urllib.request (http.client, email, ssl) costs every command
+    about 10 ms of start-up."""
+    if os.name == "nt":
+        from urllib.request import url2pathname
+
+        return url2pathname(path)
+    return unquote(path)
