@@ -48,7 +48,11 @@ CHUNK_PADDING_FACTOR = 16
 PART_FRACTION = 4
 PART_MAX_RANGES = 1024
 
+#: Per thread, the buffer a chunk is read or decoded into before it is placed in a result
+#: (fresh buffers of megabytes cost page faults on every chunk), kept when at most
+#: _MAX_SCRATCH bytes.
 _scratch = threading.local()
+_MAX_SCRATCH = 64 * 2**20
 _pool_lock = threading.Lock()
 
 
@@ -476,8 +480,14 @@ class Array(Node[ArrayMetadata]):
                     return
             elif data is not None and self._pipeline.decodes_into:
                 target = self._whole_target(view, proj)
-                if target is not None and self._pipeline.decode_into(data, target.ravel(order="K").view(np.uint8)):
-                    return
+                if target is not None:
+                    if self._pipeline.decode_into(data, target.ravel(order="K").view(np.uint8)):
+                        return
+                else:  # not one run in the result: decoded into this thread's scratch, then placed
+                    scratch = _scratch_bytes(self._chunk_nbytes)
+                    if self._pipeline.decode_into(data, scratch):
+                        self._place(view, proj, self._as_chunk(scratch))
+                        return
         except CodecError as e:
             raise CodecError(f"chunk {key!r} of array {self.path or '/'!r}: {e}") from e
         self._place(view, proj, self._decode(key, data))
@@ -506,17 +516,16 @@ class Array(Node[ArrayMetadata]):
         return target if contiguous else None
 
     def _read_raw_scratch(self, key: str) -> np.ndarray | None:
-        """A raw chunk read into this thread's reusable buffer (fresh buffers of megabytes
-        cost page faults on every read); None when absent. Valid until the thread's next read."""
-        nbytes = self._chunk_nbytes
-        buffer = getattr(_scratch, "buffer", None)
-        if buffer is None or len(buffer) < nbytes:
-            buffer = _scratch.buffer = bytearray(nbytes)
-        if not self.store.get_into(key, memoryview(buffer)[:nbytes]):
+        """A raw chunk read into this thread's scratch; None when absent. Valid until the
+        thread's next chunk."""
+        scratch = _scratch_bytes(self._chunk_nbytes)
+        if not self.store.get_into(key, scratch.data):
             return None
-        return np.frombuffer(buffer, dtype=self.dtype, count=nbytes // self.dtype.itemsize).reshape(
-            self.chunks, order=self.metadata.order
-        )
+        return self._as_chunk(scratch)
+
+    def _as_chunk(self, data: np.ndarray) -> np.ndarray:
+        """The bytes of a whole chunk (uint8, contiguous) as the chunk: its dtype, shape and order."""
+        return data.view(self.dtype).reshape(self.chunks, order=self.metadata.order)
 
     def _load_one(self, view: np.ndarray, key: str, proj: ChunkProjection, keep: bool) -> np.ndarray | None:
         """Read one chunk into its place in ``view``; return the decoded chunk when ``keep``."""
@@ -865,3 +874,13 @@ class Array(Node[ArrayMetadata]):
         selection[axis] = slice(old[axis], new[axis])
         self[tuple(selection)] = data
         return self.shape
+
+
+def _scratch_bytes(nbytes: int) -> np.ndarray:
+    """``nbytes`` of this thread's scratch (uint8), valid until the thread's next chunk."""
+    buffer: np.ndarray | None = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = np.empty(nbytes, dtype=np.uint8)
+        if nbytes <= _MAX_SCRATCH:
+            _scratch.buffer = buffer
+    return buffer[:nbytes]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -53,15 +54,16 @@ def test_pool_follows_the_setting() -> None:
         assert workers.executor()._max_workers == 2
 
 
-def _threads_used(monkeypatch: pytest.MonkeyPatch, method: str) -> set[str]:
+def _threads_used(monkeypatch: pytest.MonkeyPatch, *methods: str) -> set[str]:
     names: set[str] = set()
-    original = getattr(Pipeline, method)
+    for method in methods:
+        original = getattr(Pipeline, method)
 
-    def recording(self: Pipeline, *args: object) -> object:
-        names.add(threading.current_thread().name)
-        return original(self, *args)
+        def recording(self: Pipeline, *args: object, original: Callable[..., object] = original) -> object:
+            names.add(threading.current_thread().name)
+            return original(self, *args)
 
-    monkeypatch.setattr(Pipeline, method, recording)
+        monkeypatch.setattr(Pipeline, method, recording)
     return names
 
 
@@ -79,7 +81,7 @@ def test_chunks_work_in_the_pool(codecs: list[dict[str, object]] | None, monkeyp
 
 def test_one_thread_works_inline(monkeypatch: pytest.MonkeyPatch) -> None:
     encoders = _threads_used(monkeypatch, "encode")
-    decoders = _threads_used(monkeypatch, "decode")
+    decoders = _threads_used(monkeypatch, "decode", "decode_into")
     values = data()
     with config.settings(threads=1):
         a = create_array(MemoryStore(), "v", shape=values.shape, dtype="f4", chunks=(4, 10, 20), compressors=ZLIB)
@@ -136,7 +138,7 @@ def test_inner_chunks_of_a_shard_work_in_the_pool(monkeypatch: pytest.MonkeyPatc
     """One shard written and read, whole and in part: its inner chunks are coded on the
     pool's threads (the shard index is decoded by the caller)."""
     encoders = _threads_used(monkeypatch, "encode")
-    decoders = _threads_used(monkeypatch, "decode")
+    decoders = _threads_used(monkeypatch, "decode", "decode_into")
     values = data()
     store = MemoryStore()
     with config.settings(threads=3):
