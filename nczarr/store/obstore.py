@@ -10,11 +10,12 @@ would quietly behave otherwise.
 
 from __future__ import annotations
 
-import atexit
+import functools
 import os
 import re
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, TypeVar
@@ -25,8 +26,6 @@ from nczarr.store.base import ByteRange, Store
 from nczarr.store.fsspec import REMOTE_RANGE_MERGE_GAP, failure
 
 if TYPE_CHECKING:
-    import asyncio
-
     from obstore.store import S3Store
 
 _T = TypeVar("_T")
@@ -147,7 +146,7 @@ def s3_config(url: str, storage_options: Mapping[str, object] | None = None) -> 
     return S3Location(bucket, prefix.strip("/"), settings, client_options)
 
 
-# -- one client per bucket and settings, one event loop, for every store of the process ----------
+# -- one client per bucket and settings, for every store of the process ---------------------------
 _clients_lock = threading.Lock()
 _clients: dict[tuple[object, ...], S3Store] = {}
 #: The environment obstore reads its credentials and region from when the options name none.
@@ -174,54 +173,38 @@ def _client(location: S3Location) -> S3Store:
         return client
 
 
-# -- one event loop for every store of the process ----------------------------------------------
-_loop_lock = threading.Lock()
-_loop: tuple[int, asyncio.AbstractEventLoop] | None = None
+# -- one pool of threads for every store of the process ------------------------------------------
+# Each request is one of obstore's blocking calls, which waits with the GIL released, on a
+# thread of this pool. obstore's async calls complete on its runtime's threads by calling into
+# Python (to wake an asyncio loop); one that did so while the interpreter was exiting aborted
+# the process (SIGABRT, 8 runs in 60 with both cores busy) after its work was done. Blocking
+# calls leave obstore's threads out of Python, and the pool's threads are joined before the
+# interpreter finalizes.
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
 
 
-def _event_loop() -> asyncio.AbstractEventLoop:
-    """The process's loop that awaits obstore's requests, on a daemon thread of its own
-    (started once per process: a forked child starts its own)."""
-    import asyncio  # here, not at the top: opening a local dataset needs none of it
-
-    global _loop
-    with _loop_lock:
-        if _loop is None or _loop[0] != os.getpid():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="nczarr-obstore", daemon=True)
-            thread.start()
-            atexit.register(_shut_down, loop, thread)
-            _loop = (os.getpid(), loop)
-        return _loop[1]
+def _executor() -> ThreadPoolExecutor:
+    """The pool of ``config.requests()`` threads (a changed setting, or a forked child, gets
+    a new one)."""
+    global _pool
+    workers = config.requests()
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid() or _pool[1]._max_workers != workers:
+            if _pool is not None and _pool[0] == os.getpid():
+                _pool[1].shutdown(wait=False)  # its running requests finish
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nczarr-obstore"))
+        return _pool[1]
 
 
-def _shut_down(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
-    """At exit, while Python still runs: stop the loop and drop the clients, so that no
-    thread of obstore's runtime calls into an interpreter that is finalizing (which aborts
-    the process, SIGABRT, after its work is done)."""
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
-    with _clients_lock:
-        _clients.clear()
-
-
-def _run(coroutine: Coroutine[object, object, _T]) -> _T:
-    import asyncio
-
-    return asyncio.run_coroutine_threadsafe(coroutine, _event_loop()).result()
-
-
-async def _bounded(calls: list[Callable[[], Awaitable[_T]]]) -> list[_T | BaseException]:
+def _bounded(calls: list[Callable[[], _T]]) -> list[_T | BaseException]:
     """Each call's result (or exception), at most ``config.requests()`` in flight."""
-    import asyncio
-
-    gate = asyncio.Semaphore(config.requests())
-
-    async def one(call: Callable[[], Awaitable[_T]]) -> _T:
-        async with gate:
-            return await call()
-
-    return await asyncio.gather(*(one(call) for call in calls), return_exceptions=True)
+    futures = [_executor().submit(call) for call in calls]
+    results: list[_T | BaseException] = []
+    for future in futures:
+        error = future.exception()
+        results.append(future.result() if error is None else error)
+    return results
 
 
 class ObstoreStore(Store):
@@ -278,12 +261,11 @@ class ObstoreStore(Store):
         return failure(action, key, self, PermissionError(reason) if denied else OSError(reason), others)
 
     # -- reading -----------------------------------------------------------------------------------
-    # One request (opening a dataset reads its first document so) goes through obstore's
-    # blocking calls, which wait with the GIL released: 2 ms less a request here than a hop
-    # to the event loop and back. Batches go through the loop, to keep many in flight.
+    # A single request (opening a dataset reads its first document so) is made on the calling
+    # thread; a batch on the pool's threads, to keep many in flight.
     def _read_call(self, key: str, byte_range: ByteRange | None) -> tuple[str, dict[str, object]] | None:
-        """obstore's function (without ``_async``) and keywords reading ``byte_range`` of
-        ``key``; None for an empty range (HTTP has none: the key's existence says b"")."""
+        """obstore's function and keywords reading ``byte_range`` of ``key``; None for an
+        empty range (HTTP has none: the key's existence says b"")."""
         path: dict[str, object] = {"path": self._root + key}
         if byte_range is None:
             return "get", path
@@ -327,21 +309,8 @@ class ObstoreStore(Store):
                     return None
         return None if self._head(key) is None else b""
 
-    async def _fetch(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        call = self._read_call(key, byte_range)
-        if call is not None:
-            name, keywords = call
-            try:
-                result = await getattr(self._obstore, f"{name}_async")(self.s3, **keywords)
-                return bytes(result if name == "get_range" else await result.bytes_async())
-            except Exception as exc:
-                if not self._past_end(key, exc):
-                    return None
-        # rare (a range past the end, or of no bytes): one blocking HEAD on the loop
-        return None if self._head(key) is None else b""
-
     def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
-        results = _run(_bounded([lambda key=key: self._fetch(key, byte_range) for key in keys]))  # type: ignore[misc]
+        results = _bounded([functools.partial(self._get, key, byte_range) for key in keys])
         values: dict[str, bytes] = {}
         for key, value in zip(keys, results):
             if isinstance(value, BaseException):
@@ -353,10 +322,7 @@ class ObstoreStore(Store):
     def _read_ranges_many(self, requests: dict[str, list[tuple[int, int]]]) -> dict[str, list[bytes]]:
         # every range of every key at once, under one bound; a key absent drops out whole
         wanted = [(key, offset, length) for key, ranges in requests.items() for offset, length in ranges]
-        results = _run(_bounded([
-            lambda key=key, offset=offset, length=length: self._fetch(key, (offset, length))  # type: ignore[misc]
-            for key, offset, length in wanted
-        ]))
+        results = _bounded([functools.partial(self._get, key, (offset, length)) for key, offset, length in wanted])
         values: dict[str, list[bytes]] = {key: [] for key in requests}
         for (key, _, _), value in zip(wanted, results):
             if isinstance(value, BaseException):
@@ -397,22 +363,19 @@ class ObstoreStore(Store):
         return sorted(key for key in keys if key), sorted(name for name in prefixes if name)
 
     # -- writing -----------------------------------------------------------------------------------
-    async def _put(self, key: str, value: bytes | bytearray | memoryview) -> None:
+    def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         data = value if isinstance(value, bytes) else bytes(value)  # a copy the caller cannot change meanwhile
         try:
             # one PUT up to S3's limit of one (a multipart upload left aborted would stay,
             # hidden and billed, until a lifecycle rule removes it)
-            await self._obstore.put_async(self.s3, self._root + key, data, use_multipart=len(data) > _SINGLE_PUT_LIMIT)
+            self._obstore.put(self.s3, self._root + key, data, use_multipart=len(data) > _SINGLE_PUT_LIMIT)
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("write", key, exc) from exc
 
-    def _set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        _run(self._put(key, value))
-
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         keys = list(items)
-        results = _run(_bounded([lambda key=key: self._put(key, items[key]) for key in keys]))  # type: ignore[misc]
+        results = _bounded([functools.partial(self._set, key, items[key]) for key in keys])
         failed = [result for result in results if isinstance(result, BaseException)]
         if failed:
             raise failed[0]
