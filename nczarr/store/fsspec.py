@@ -183,6 +183,11 @@ class FsspecStore(Store):
             key = paths[path]
             if isinstance(value, _ABSENT):
                 continue
+            if isinstance(value, OSError) and _unsatisfiable(value):  # a range past the end
+                past_end = self._get(key, byte_range)
+                if past_end is not None:
+                    values[key] = past_end
+                continue
             if isinstance(value, BaseException):
                 raise failure("read", key, self, value) from value
             values[key] = value
@@ -201,8 +206,10 @@ class FsspecStore(Store):
             **self._batch(),
         ) if wanted else []
         values: dict[str, list[bytes]] = {key: [] for key in requests if key not in empty}
-        for (key, _, _), value in zip(wanted, results):
-            if isinstance(value, _ABSENT):
+        for (key, offset, length), value in zip(wanted, results):
+            if isinstance(value, OSError) and _unsatisfiable(value):  # a range past the end
+                value = self._get(key, (offset, length))
+            if value is None or isinstance(value, _ABSENT):
                 values.pop(key, None)
             elif isinstance(value, BaseException):
                 raise failure("read", key, self, value) from value

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from nczarr import config
 from nczarr.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 from nczarr.store import Store
 
@@ -160,6 +161,31 @@ def test_get_many_leaves_out_absent_keys(kind: StoreKind) -> None:
     keys = ["a/0.0", "missing", "v/c/0/1", "a", "a/0.1"]
     assert store.get_many(keys) == {k: CONTENTS[k] for k in ("a/0.0", "v/c/0/1", "a/0.1")}
     assert store.get_many([]) == {}
+
+
+def test_ranges_past_the_end_of_values_read_empty_in_batches(kind: StoreKind) -> None:
+    """S3 refuses such a range (416); a store reads it as none of the value, as get does."""
+    store = populated(kind)
+    assert store.get_many(["a/0.1", "a/0.0", "missing"], (1, 3)) == {"a/0.1": b"", "a/0.0": b"123"}
+    assert store.get_ranges_many({"a/0.0": [(20, 2)], "a/0.1": [(1, 3)], "missing": [(0, 1)]}) == {
+        "a/0.0": [b""], "a/0.1": [b""]}
+
+
+@pytest.mark.parametrize("requests", [1, 2, 64])
+def test_get_arriving_gives_each_key_once(kind: StoreKind, requests: int) -> None:
+    """In groups, in any order, absent keys as None; a range as in get_many; across
+    batches or a window (the bound on requests in flight smaller than the keys)."""
+    store = populated(kind)
+    keys = ["a/0.0", "missing", "v/c/0/1", "a", "a/0.1", "ab/c/0"]
+    with config.settings(requests=requests):
+        got = [pair for group in store.get_arriving(keys) for pair in group]
+        ranged = dict(pair for group in store.get_arriving(keys, (1, 3)) for pair in group)
+    assert sorted(key for key, _ in got) == sorted(keys)
+    assert dict(got) == {k: CONTENTS.get(k) for k in keys}
+    assert ranged == {k: None if k not in CONTENTS else CONTENTS[k][1:4] for k in keys}
+    assert list(store.get_arriving([])) == []
+    with pytest.raises(InvalidKeyError):
+        store.get_arriving(["a/../b"])
 
 
 def test_get_into_buffers(kind: StoreKind) -> None:
