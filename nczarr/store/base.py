@@ -153,6 +153,16 @@ class Store(ABC):
         keys = [validate_key(k) for k in keys]
         return self._get_many(keys, validate_range(byte_range))
 
+    def get_arriving(
+        self, keys: Iterable[str], byte_range: ByteRange | None = None
+    ) -> Iterator[builtins.list[tuple[str, bytes | None]]]:
+        """The values (None: absent) of ``keys`` in groups, as they arrive, each key once:
+        the next requests are in flight while the caller works on a group, at most
+        ``config.requests()`` at once where the store reads concurrently. A range as in
+        ``get_many``. Closing the iterator early waits for the requests in flight."""
+        keys = [validate_key(k) for k in keys]
+        return self._get_arriving(keys, validate_range(byte_range))
+
     def get_ranges(self, key: str, ranges: Sequence[tuple[int, int]]) -> builtins.list[bytes] | None:
         """The bytes of each range ``(offset, length)`` of the value of ``key`` (shorter where
         the value ends first), None when ``key`` is absent. Ranges near one another are read
@@ -307,6 +317,26 @@ class Store(ABC):
         else:
             values = [self._get(k, byte_range) for k in keys]
         return {k: v for k, v in zip(keys, values) if v is not None}
+
+    def _get_arriving(
+        self, keys: builtins.list[str], byte_range: ByteRange | None
+    ) -> Iterator[builtins.list[tuple[str, bytes | None]]]:
+        """Batches of ``config.requests()`` keys through ``_get_many``, the next batch read on
+        a thread of its own while the caller works on the last."""
+        size = config.requests()
+        batches = [keys[i : i + size] for i in range(0, len(keys), size)]
+        if len(batches) <= 1:
+            for batch in batches:
+                found = self._get_many(batch, byte_range)
+                yield [(k, found.get(k)) for k in batch]
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nczarr-fetch") as fetcher:
+            future = fetcher.submit(self._get_many, batches[0], byte_range)
+            for index, batch in enumerate(batches):
+                found = future.result()
+                if index + 1 < len(batches):
+                    future = fetcher.submit(self._get_many, batches[index + 1], byte_range)
+                yield [(k, found.get(k)) for k in batch]
 
     def _read_ranges(self, key: str, ranges: builtins.list[tuple[int, int]]) -> builtins.list[bytes] | None:
         """The bytes of each range of ``key`` (sorted, apart), or None when it is absent."""

@@ -11,11 +11,13 @@ would quietly behave otherwise.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, TypeVar
@@ -318,6 +320,34 @@ class ObstoreStore(Store):
             if value is not None:
                 values[key] = value
         return values
+
+    def _get_arriving(self, keys: list[str], byte_range: ByteRange | None) -> Iterator[list[tuple[str, bytes | None]]]:
+        # A window, not batches: a request goes out as soon as one is answered (no batch
+        # waits for its slowest request), and at most twice the bound of answers wait for
+        # the caller.
+        arrived: queue.SimpleQueue[Future[bytes | None]] = queue.SimpleQueue()
+        waiting: dict[Future[bytes | None], str] = {}
+        todo = iter(keys)
+
+        def send(count: int) -> None:
+            for key in itertools.islice(todo, count):
+                future = _executor().submit(self._get, key, byte_range)
+                waiting[future] = key
+                future.add_done_callback(arrived.put)
+
+        send(2 * config.requests())
+        try:
+            while waiting:
+                done = [arrived.get()]
+                while not arrived.empty():
+                    done.append(arrived.get())
+                group = [(waiting.pop(future), future.result()) for future in done]
+                send(len(done))
+                yield group
+        finally:
+            for future in waiting:
+                future.cancel()
+            wait(waiting)
 
     def _read_ranges_many(self, requests: dict[str, list[tuple[int, int]]]) -> dict[str, list[bytes]]:
         # every range of every key at once, under one bound; a key absent drops out whole

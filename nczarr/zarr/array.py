@@ -675,29 +675,16 @@ class Array(Node[ArrayMetadata]):
             self._cache.put(pending[0][0], chunks[0], dirty=False)
 
     def _load_remote(self, view: np.ndarray, pending: list[tuple[str, ChunkProjection]]) -> None:
-        """Fetch chunks from a remote store in batches of ``config.requests()`` (the store
-        keeps a batch's requests in flight at once) and decode each batch while the next
-        one is fetched: no request waits for a chunk to decode."""
-        size = config.requests()
-        batches = [pending[i : i + size] for i in range(0, len(pending), size)]
-
-        def fetch(batch: list[tuple[str, ChunkProjection]]) -> dict[str, bytes]:
-            found = self.store.get_many([k for k, _ in batch], self._stored_range)
-            return {k: self._checked_stored(k, v) for k, v in found.items()}
-
-        if not batches:
-            return
-        if len(batches) == 1:
-            found = fetch(batches[0])
-            run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batches[0]])
-            return
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{THREAD_PREFIX}-fetch") as fetcher:
-            future = fetcher.submit(fetch, batches[0])
-            for index, batch in enumerate(batches):
-                found = future.result()
-                if index + 1 < len(batches):
-                    future = fetcher.submit(fetch, batches[index + 1])
-                run([functools.partial(self._decode_into, view, k, p, found.get(k)) for k, p in batch])
+        """Fetch chunks from a remote store as they arrive (``Store.get_arriving``: many
+        requests in flight, the next ones out while a group decodes) and decode each group:
+        no request waits for a chunk to decode."""
+        places = dict(pending)
+        for group in self.store.get_arriving(places, self._stored_range):
+            run([
+                functools.partial(self._decode_into, view, key, places[key],
+                                  None if value is None else self._checked_stored(key, value))
+                for key, value in group
+            ])
 
     # -- writing -------------------------------------------------------------------------
     def __setitem__(self, selection: Selection, value: npt.ArrayLike) -> None:

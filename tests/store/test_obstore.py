@@ -205,6 +205,35 @@ def test_batches_keep_the_bound_on_requests_in_flight(url: str, options: dict[st
         assert store.get_many([*values, "absent"]) == values
         assert store.get_ranges_many({key: [(10, 5)] for key in values}) == {k: [v[10:15]] for k, v in values.items()}
     assert counter.most == bound and counter.calls == 16 + 17 + 16
+    with config.settings(requests=bound):
+        arrived = dict(pair for group in store.get_arriving([*values, "absent"]) for pair in group)
+    assert arrived == {**values, "absent": None}
+    assert counter.most == bound and counter.calls == 16 + 17 + 16 + 17
+
+
+def test_arriving_values_wait_for_no_batch(url: str, options: dict[str, object],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request goes out as soon as one is answered: one slow answer holds up no other key
+    (batches of the bound would wait for their slowest), and closing the iterator early
+    waits for the requests in flight."""
+    store = ObstoreStore(url, storage_options=options)
+    values = {f"k/{i}": bytes([i]) * 100 for i in range(12)}
+    store.set_many(values)
+    get = obstore.get
+
+    def slow_first(client: Any, path: str, **kwargs: Any) -> Any:
+        time.sleep(0.5 if path.endswith("k/0") else 0.01)
+        return get(client, path, **kwargs)
+
+    monkeypatch.setattr(obstore, "get", slow_first)
+    with config.settings(requests=4):
+        order = [key for group in store.get_arriving(values) for key, _ in group]
+        assert sorted(order) == sorted(values) and order[-1] == "k/0"
+        arriving = store.get_arriving(values)
+        next(arriving)
+        started = time.perf_counter()
+        arriving.close()  # k/0 was in flight: closing waits for it
+        assert time.perf_counter() - started > 0.2
 
 
 def test_nearby_ranges_are_one_request(url: str, options: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
