@@ -2,6 +2,6 @@
 
 import sys
 
-from nczarr.cli import main
+from nczarr.cli import command
 
-sys.exit(main())
+sys.exit(command())

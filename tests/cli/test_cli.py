@@ -27,6 +27,23 @@ def test_version_from_the_installed_command():
     assert result.stdout.strip() == f"nczarr {nczarr.__version__}"
 
 
+@pytest.mark.parametrize("asked", [None, "3"])
+def test_the_command_runs_openblas_on_one_thread_unless_asked(asked: str | None, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """No command does linear algebra: numpy's OpenBLAS, started on one thread, does not
+    spend a core spinning at every start; a setting of the user's is kept."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os, sys\nfrom nczarr.cli import command\nsys.argv = ['nczarr', '--version']\n"
+                     "try:\n    command()\nexcept SystemExit:\n    pass\n"
+                     "print(os.environ['OPENBLAS_NUM_THREADS'])\n")
+    if asked is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", asked)
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split()[-1] == (asked or "1")
+
+
 def test_info_shows_the_sample_tree():
     result = run("info", str(SAMPLES / "ocean.zarr"))
     assert result.returncode == 0, result.stderr
