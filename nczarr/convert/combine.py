@@ -240,7 +240,10 @@ def identify(location: str, storage_options: Mapping[str, object] | None = None)
 
 
 @dataclass
-class _Scan:
+class SourceScan:
+    """What planning needs of one source: its tree, its variables' storage settings, its
+    data model, and (to sort by time) its first record coordinate value."""
+
     location: str
     identity: SourceIdentity
     dataset: Dataset
@@ -249,12 +252,12 @@ class _Scan:
     first_time: float | None = None  # the first record coordinate value, rebased later
 
 
-def _scan(location: str, options: CombineOptions) -> _Scan:
+def scan_source(location: str, options: CombineOptions) -> SourceScan:
     storage_options = dict(options.storage_options) or None
     identity = identify(location, storage_options)
     source = open_source(location, storage_options=storage_options)
     try:
-        scan = _Scan(location, identity, source.dataset, dict(source.storage), source.data_model)
+        scan = SourceScan(location, identity, source.dataset, dict(source.storage), source.data_model)
         if options.sort:
             dimension = _record_dimension(scan, options)
             coordinate = _coordinate(scan.dataset, dimension)
@@ -272,7 +275,16 @@ def plan_combine(locations: Sequence[str], options: CombineOptions = CombineOpti
     if not locations:
         raise CombineError("no sources given")
     with ThreadPoolExecutor(max_workers=min(8, len(locations))) as pool:
-        scans = list(pool.map(lambda where: _scan(where, options), locations))
+        scans = list(pool.map(lambda where: scan_source(where, options), locations))
+    return plan_scans(scans, options)
+
+
+def plan_scans(scans: Sequence[SourceScan], options: CombineOptions = CombineOptions()) -> CombinePlan:
+    """Compare sources scanned already (``scan_source``, or a caller's own scans holding the
+    same) and plan the combined dataset; sorting needs each scan's ``first_time``."""
+    scans = list(scans)
+    if not scans:
+        raise CombineError("no sources given")
     first = scans[0]
     record = _record_dimension(first, options, required=not options.merge)
     record_fqn = record.fqn if record is not None else None
@@ -299,7 +311,7 @@ def plan_combine(locations: Sequence[str], options: CombineOptions = CombineOpti
     return _plan(tree, families, record_fqn, lengths[0] if record_fqn else 0)
 
 
-def _record_dimension(scan: _Scan, options: CombineOptions, required: bool = True) -> Dimension:
+def _record_dimension(scan: SourceScan, options: CombineOptions, required: bool = True) -> Dimension:
     root = scan.dataset
     if options.concat_dim:
         name = options.concat_dim
@@ -350,7 +362,7 @@ def _is_record(variable: Variable, record_fqn: str | None, location: str) -> boo
     return True
 
 
-def _record_length(scan: _Scan, record_fqn: str | None) -> int:
+def _record_length(scan: SourceScan, record_fqn: str | None) -> int:
     if record_fqn is None:
         return 0
     found = _find_dimension(scan.dataset, record_fqn)
@@ -359,14 +371,14 @@ def _record_length(scan: _Scan, record_fqn: str | None) -> int:
     return found.size
 
 
-def _families(scans: list[_Scan], record_fqn: str | None, merge: bool) -> list[list[_Scan]]:
+def _families(scans: list[SourceScan], record_fqn: str | None, merge: bool) -> list[list[SourceScan]]:
     """The sources grouped by the record variables they hold (one group when not merging),
     in the order given; each group is concatenated."""
     if not merge:
         return [scans]
     if record_fqn is None:
         return [[scan] for scan in scans]
-    families: dict[frozenset[str], list[_Scan]] = {}
+    families: dict[frozenset[str], list[SourceScan]] = {}
     for scan in scans:
         key = frozenset(
             fqn for fqn, v in _variables(scan.dataset).items()
@@ -380,7 +392,7 @@ def _type_text(variable: Variable) -> str:
     return variable.type.value if isinstance(variable.type, AtomicType) else str(variable.type).rsplit("/", 1)[-1]
 
 
-def _compare(reference: _Scan, scan: _Scan, record_fqn: str | None, *, same_variables: bool) -> None:
+def _compare(reference: SourceScan, scan: SourceScan, record_fqn: str | None, *, same_variables: bool) -> None:
     """CombineError at the first difference of ``scan`` from ``reference`` that combining
     cannot bridge: groups, user types, dimensions other than the record one, and the
     variables (all of them when concatenating, those both hold when merging)."""
@@ -423,7 +435,7 @@ def _compare(reference: _Scan, scan: _Scan, record_fqn: str | None, *, same_vari
         _is_record(a, record_fqn, where)
 
 
-def _combined_tree(references: list[_Scan]) -> Dataset:
+def _combined_tree(references: list[SourceScan]) -> Dataset:
     """The first source's tree, with (merging) what later sources add; their attributes
     overwrite earlier ones, as ``ncks -A`` does."""
     tree: Dataset = _copy.deepcopy(references[0].dataset)
@@ -468,7 +480,7 @@ def _merge_attributes(target: Group | Variable, source: Group | Variable) -> Non
             existing.type, existing.values = attribute.type, _copy.deepcopy(attribute.values)
 
 
-def _plan(tree: Dataset, families: list[list[_Scan]], record_fqn: str | None, record_length: int) -> CombinePlan:
+def _plan(tree: Dataset, families: list[list[SourceScan]], record_fqn: str | None, record_length: int) -> CombinePlan:
     ordered = [scan for family in families for scan in family]
     index_of = {id(scan): i for i, scan in enumerate(ordered)}
     targets = _variables(tree)
@@ -534,7 +546,7 @@ def _rebase(source: Variable, target: Variable, location: str) -> tuple[float, f
     return one - zero, zero
 
 
-def _rebased_first(scan: _Scan, first: _Scan, record_fqn: str) -> float:
+def _rebased_first(scan: SourceScan, first: SourceScan, record_fqn: str) -> float:
     name = record_fqn.rsplit("/", 1)[-1]
     dimension = _find_dimension(scan.dataset, record_fqn)
     reference_dimension = _find_dimension(first.dataset, record_fqn)
@@ -562,7 +574,7 @@ def _effective_fill(variable: Variable) -> object:
     return default_fill(value_dtype(variable.type))
 
 
-def _conversion(scan: _Scan, source: Variable, target: Variable, record_fqn: str | None) -> Conversion | None:
+def _conversion(scan: SourceScan, source: Variable, target: Variable, record_fqn: str | None) -> Conversion | None:
     """How the source's values of a variable become the target's; None: copied as they are."""
     if not isinstance(source.type, AtomicType) or source.type in (AtomicType.STRING, AtomicType.CHAR):
         return None
@@ -596,8 +608,11 @@ __all__ = [
     "Conversion",
     "Piece",
     "SourcePlan",
+    "SourceScan",
     "VariablePlan",
     "expand_sources",
     "identify",
     "plan_combine",
+    "plan_scans",
+    "scan_source",
 ]

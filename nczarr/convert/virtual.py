@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from nczarr.convert import sources as _sources
-from nczarr.convert.combine import COPY, CombineOptions, Conversion, plan_combine
+from nczarr.convert.combine import COPY, CombineOptions, Conversion, SourceScan, plan_scans
 from nczarr.convert.executor import Executor, InProcess, executor_for
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
@@ -165,6 +165,7 @@ class FileScan:
     tree: Dataset
     storage: dict[str, VariableStorage]
     variables: dict[str, VariableChunks]
+    data_model: str
     options: VirtualOptions = field(default_factory=lambda: VirtualOptions(), repr=False)
     _reader: DatasetSource | None = field(default=None, repr=False)
 
@@ -205,7 +206,7 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
         raise CopyError(f"{path}: {exc}") from exc
     finally:
         source.close()
-    return FileScan(url, identity, source.dataset, source.storage, found, options)
+    return FileScan(url, identity, source.dataset, source.storage, found, source.data_model, options)
 
 
 def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions, size: int) -> VariableChunks:
@@ -715,7 +716,9 @@ def combine_records(
         record = {v.fqn for v in _variables(tree) if unlimited is not None and _starts_with(v, unlimited.fqn)}
         placement = _Placement(0, first, 0, unlimited.size if unlimited is not None else 0)
         return tree, record, {v.fqn: [placement] for v in _variables(tree)}, {}
-    plan = plan_combine([scan.url for scan in scans], CombineOptions(storage_options=options.storage_options))
+    # the archive copy's plan, from these scans (no file opened again to compare them)
+    plan = plan_scans([SourceScan(scan.url, scan.identity, scan.tree, dict(scan.storage), scan.data_model)
+                       for scan in scans], CombineOptions(storage_options=options.storage_options))
     index = {scan.url: i for i, scan in enumerate(scans)}
     placements = [
         _Placement(index[part.location], scans[index[part.location]], part.record_offset, part.record_length, part.conversions)
