@@ -75,6 +75,9 @@ CONTIGUOUS_CHUNK_BYTES = 1 << 20
 #: cannot share one chunk grid: the time coordinate of a file of few records (netCDF's
 #: default chunks of 1-D record variables hold 512 or more) costs less to copy than to refuse.
 SMALL_BYTES = 64 << 10
+#: The values of a file's record variables read during its scan, at most (smallest first):
+#: a record coordinate copied from every file (see SMALL_BYTES) then needs no second open.
+SCANNED_VALUES_BYTES = 4 << 10
 #: The source files a build holds open at once.
 OPEN_FILES = 8
 #: The values copied at once.
@@ -167,6 +170,9 @@ class FileScan:
     variables: dict[str, VariableChunks]
     data_model: str
     options: VirtualOptions = field(default_factory=lambda: VirtualOptions(), repr=False)
+    #: The whole values of its smallest record variables, read during the scan
+    #: (SCANNED_VALUES_BYTES at most).
+    values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _reader: DatasetSource | None = field(default=None, repr=False)
 
     @property
@@ -200,13 +206,37 @@ def scan(path: str, options: VirtualOptions = VirtualOptions()) -> FileScan:
             raise CopyError(f"{path}: not a netCDF-3 or netCDF-4/HDF5 file (a Zarr store needs no references)")
         for variable in _variables(source.dataset):
             found[variable.fqn].dtype, found[variable.fqn].shape = _file_layout(source, variable)
+        values = _small_values(source, found)
     except CopyError as exc:
         if str(exc).startswith(path):
             raise
         raise CopyError(f"{path}: {exc}") from exc
     finally:
         source.close()
-    return FileScan(url, identity, source.dataset, source.storage, found, source.data_model, options)
+    return FileScan(url, identity, source.dataset, source.storage, found, source.data_model, options, values)
+
+
+def _small_values(source: DatasetSource, found: dict[str, VariableChunks]) -> dict[str, np.ndarray]:
+    """The whole values of the file's record variables of fixed-size types, smallest first,
+    up to SCANNED_VALUES_BYTES in all."""
+    record = {v.fqn: v for v in _variables(source.dataset) if _on_records(v) and not found[v.fqn].dtype.hasobject}
+    sizes = {fqn: math.prod(found[fqn].shape) * found[fqn].dtype.itemsize for fqn in record}
+    values: dict[str, np.ndarray] = {}
+    budget = SCANNED_VALUES_BYTES
+    for fqn in sorted(sizes, key=sizes.__getitem__):
+        if sizes[fqn] > budget:
+            break
+        values[fqn] = source.read(record[fqn], tuple(slice(0, n) for n in found[fqn].shape))
+        budget -= sizes[fqn]
+    return values
+
+
+def _on_records(variable: Variable) -> bool:
+    """Whether ``variable``'s first dimension is an unlimited one."""
+    if not variable.dimensions or isinstance(variable.dimensions[0], int) or variable.group is None:
+        return False
+    dimension = resolve_dimension(variable.group, variable.dimensions[0])
+    return dimension is not None and dimension.unlimited
 
 
 def _hdf5_chunks(reader: Hdf5Reader, variable: Variable, options: VirtualOptions, size: int) -> VariableChunks:
@@ -503,6 +533,16 @@ class _Builder:
             self._open.pop(oldest).close()
         return scan.source
 
+    def _read(self, scan: FileScan, variable: Variable, region: Hyperslab) -> np.ndarray:
+        """``scan``'s raw values of ``variable`` (a variable of its file's tree) in
+        ``region``: from the values read during the scan when it holds them, else the file."""
+        known = scan.values.get(variable.fqn)
+        if known is not None and len(region) == known.ndim and all(
+            s.stop is not None and s.stop <= n for s, n in zip(region, known.shape)
+        ):
+            return known[region].copy()
+        return self._source(scan).read(variable, region)
+
     def build(self) -> ReferenceTable:
         tree, record, placed, converted = combine_records(self.scans, self.options)
         self.record = record
@@ -564,7 +604,7 @@ class _Builder:
                 continue
             array = reader.array(variable)
             region = _region(coords, array.chunks, _local_shape(array.shape, place, variable.fqn in self.record))
-            expected = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
+            expected = self._read(place.scan, _find(place.scan.tree, variable.fqn), region)
             try:
                 same = _same(reader.read(variable, _moved(region, place.offset)), expected)
             except NCZarrError as exc:
@@ -639,7 +679,7 @@ class _Builder:
         """Copy one chunk of a file's variable into the target."""
         array = session.array(variable)
         region = _region(coords, array.chunks, local)
-        values = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), region)
+        values = self._read(place.scan, _find(place.scan.tree, variable.fqn), region)
         session.write(variable, _moved(region, place.offset), values)
         self.report.inlined.setdefault(variable.fqn, why)
 
@@ -660,7 +700,7 @@ class _Builder:
             return
         original = _find(place.scan.tree, variable.fqn)
         region = _region(first, array.chunks, local)
-        in_file = self._source(place.scan).read(original, region)
+        in_file = self._read(place.scan, original, region)
         if _same(session.read(variable, _moved(region, place.offset)), in_file):
             return
         fill = in_file.reshape(-1)[:1].reshape(())
@@ -676,11 +716,11 @@ class _Builder:
         local = _local_shape(array.shape, place, variable.fqn in self.record)
         step = max(1, COPY_BLOCK_BYTES // max(1, math.prod(local[1:]) * max(1, array.dtype.itemsize))) if local else 1
         if not local:
-            session.write(variable, (), _converted(place, variable, self._source(place.scan).read(original, ())))
+            session.write(variable, (), _converted(place, variable, self._read(place.scan, original, ())))
         else:
             for start in range(0, local[0], step):
                 region = (slice(start, min(start + step, local[0])), *(slice(0, n) for n in local[1:]))
-                values = _converted(place, variable, self._source(place.scan).read(original, region))
+                values = _converted(place, variable, self._read(place.scan, original, region))
                 session.write(variable, _moved(region, place.offset), values)
         self.report.copied[variable.fqn] = why
 
@@ -695,7 +735,7 @@ class _Builder:
             return
         parts = []
         for place, shape in zip(places, local):
-            values = self._source(place.scan).read(_find(place.scan.tree, variable.fqn), tuple(slice(0, n) for n in shape))
+            values = self._read(place.scan, _find(place.scan.tree, variable.fqn), tuple(slice(0, n) for n in shape))
             parts.append(_converted(place, variable, values))
         session.write(variable, tuple(slice(0, n) for n in array.shape), np.concatenate(parts))
         self.report.copied[variable.fqn] = why

@@ -389,6 +389,30 @@ def test_many_files_are_opened_once_to_plan(tmp_path, monkeypatch):
     assert_same(str(tmp_path / "v.zarr"), _ncrcat(paths, str(tmp_path / "all.nc")), ignore=NCRCAT_ATTRIBUTES)
 
 
+def test_a_record_coordinate_copied_from_every_file_is_read_in_the_scan(tmp_path, monkeypatch):
+    """netCDF's default chunks of a 1-D record variable hold hundreds of records: a file's
+    one record cannot be referenced, so its value is copied, from what the scan read (no
+    file opened again: 1,000 files took 5.1 s before, 2.9 s after)."""
+    from nczarr.convert.virtual import FileScan
+
+    paths = []
+    for i in range(3):
+        with netCDF4.Dataset(tmp_path / f"f{i}.nc", "w") as d:
+            d.createDimension("t", None)
+            d.createDimension("x", 4)
+            d.createVariable("t", "f8", ("t",))[:] = [10.0 * i]
+            d.createVariable("v", "f4", ("t", "x"), zlib=True, chunksizes=(1, 4))[:] = np.full((1, 4), i, "f4")
+        paths.append(str(tmp_path / f"f{i}.nc"))
+
+    def opened(scan):
+        raise AssertionError(f"{scan.url} opened again")
+
+    monkeypatch.setattr(FileScan, "source", property(opened))
+    report = virtualize(paths, str(tmp_path / "v.zarr"))
+    assert "/t" in report.copied and report.referenced["/v"] == 3
+    assert_same(str(tmp_path / "v.zarr"), _ncrcat(paths, str(tmp_path / "all.nc")), ignore=NCRCAT_ATTRIBUTES)
+
+
 def test_many_files_scanned_on_a_dask_cluster(tmp_path):
     """The archive copy's workers: a LocalCluster's processes scan the files, from Python
     (``client``) and from the command line (``--scheduler``); the result is the same."""
