@@ -185,7 +185,7 @@ def copy_archive(
     combine = combine or CombineOptions()
     storage_options = dict(options.storage_options)
     locations = expand_sources([os.fspath(s) for s in sources], storage_options or None)
-    plan = plan_combine(locations, replace(combine, storage_options=storage_options))
+    plan = plan_combine(locations, replace(combine, storage_options=storage_options), executor)
     combined = CombinedSource(plan, storage_options)
     dst = os.fspath(target)
     try:

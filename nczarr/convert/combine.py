@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import cftime
 import numpy as np
 
+from nczarr.convert.executor import Executor, InProcess
 from nczarr.convert.sources import open_source
 from nczarr.errors import CombineError
 from nczarr.formats.location import local_matches, parse_location
@@ -239,6 +240,12 @@ def identify(location: str, storage_options: Mapping[str, object] | None = None)
 # -- scanning and comparing -------------------------------------------------------------------
 
 
+#: From this many local sources on, a job's executor scans them: opening netCDF-4 files holds
+#: the GIL (h5py), so threads here scan one at a time, and a pool's start-up (about a second)
+#: is repaid. 1,000 small files: 1.8 s on 2 local processes, 6.4 s on 8 threads.
+SCAN_ON_EXECUTOR = 64
+
+
 @dataclass
 class SourceScan:
     """What planning needs of one source: its tree, its variables' storage settings, its
@@ -269,14 +276,33 @@ def scan_source(location: str, options: CombineOptions) -> SourceScan:
         source.close()
 
 
-def plan_combine(locations: Sequence[str], options: CombineOptions = CombineOptions()) -> CombinePlan:
-    """Open and compare every source and plan the combined dataset (see the module)."""
+def plan_combine(
+    locations: Sequence[str], options: CombineOptions = CombineOptions(), executor: Executor | None = None
+) -> CombinePlan:
+    """Open and compare every source and plan the combined dataset (see the module). At
+    least SCAN_ON_EXECUTOR local files are scanned on ``executor`` (the job's processes or
+    cluster, not this process), others on threads here."""
     locations = list(locations)
     if not locations:
         raise CombineError("no sources given")
-    with ThreadPoolExecutor(max_workers=min(8, len(locations))) as pool:
-        scans = list(pool.map(lambda where: scan_source(where, options), locations))
+    if (
+        executor is not None
+        and not isinstance(executor, InProcess)
+        and len(locations) >= SCAN_ON_EXECUTOR
+        and not any("://" in where for where in locations)
+    ):
+        found = dict(executor.run(_scan_task, options, list(enumerate(locations))))
+        scans = [found[i] for i in range(len(locations))]
+    else:
+        with ThreadPoolExecutor(max_workers=min(8, len(locations))) as pool:
+            scans = list(pool.map(lambda where: scan_source(where, options), locations))
     return plan_scans(scans, options)
+
+
+def _scan_task(options: CombineOptions, task: tuple[int, str]) -> tuple[int, SourceScan]:
+    """One source scanned where an executor runs it; the scan travels back by pickle."""
+    index, location = task
+    return index, scan_source(location, options)
 
 
 def plan_scans(scans: Sequence[SourceScan], options: CombineOptions = CombineOptions()) -> CombinePlan:

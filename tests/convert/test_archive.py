@@ -16,6 +16,7 @@ import pytest
 from archive_files import ROOT, dump, killable_job, month_cdl, monthly_archive, ncgen, ncrcat
 from peers import body
 
+from nczarr.convert import combine
 from nczarr.convert.archive import DONE_PREFIX, JOB_KEY, copy_archive
 from nczarr.convert.combine import CombineOptions
 from nczarr.convert.copy import CopyOptions
@@ -42,6 +43,26 @@ def test_local_pool_and_small_memory_equal_ncrcat(tmp_path: Path) -> None:
     options = CopyOptions(chunking=("time/2",), max_memory=1)  # a task per chunk
     copy_archive(files, tmp_path / "out.zarr", options, executor=LocalPool(2))
     assert dump(tmp_path / "out.zarr") == expected
+
+
+def test_many_local_sources_are_scanned_on_the_job_s_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From SCAN_ON_EXECUTOR local files on, the job's processes scan them (threads here
+    scan one file at a time: h5py holds the GIL); fewer files are scanned here."""
+    files = monthly_archive(tmp_path, (2, 3, 1))
+    expected = ncrcat(files, tmp_path / "ncrcat.nc")
+    ran: list[str] = []
+
+    class Recording(LocalPool):
+        def run(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> Iterator[R]:
+            ran.append(function.__name__)
+            return super().run(function, shared, tasks)
+
+    monkeypatch.setattr(combine, "SCAN_ON_EXECUTOR", 3)
+    copy_archive(files, tmp_path / "out.zarr", executor=Recording(2))
+    assert dump(tmp_path / "out.zarr") == expected and ran[0] == "_scan_task"
+    ran.clear()
+    copy_archive(files[:2], tmp_path / "two.zarr", executor=Recording(2))
+    assert "_scan_task" not in ran
 
 
 def test_merge_equals_ncks_append(tmp_path: Path) -> None:
