@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import itertools
+import queue
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ClassVar
 
 from nczarr import config
@@ -321,8 +323,15 @@ class Store(ABC):
     def _get_arriving(
         self, keys: builtins.list[str], byte_range: ByteRange | None
     ) -> Iterator[builtins.list[tuple[str, bytes | None]]]:
-        """Batches of ``config.requests()`` keys through ``_get_many``, the next batch read on
+        """A store that reads concurrently with no batch read of its own (its ``_get_many``
+        is this class's: single reads at once) keeps a window of them in flight: a request
+        goes out as soon as one is answered, and at most twice the bound of answers wait
+        for the caller (batches would wait for their slowest request). Other stores read
+        batches of ``config.requests()`` keys through their ``_get_many``, the next batch on
         a thread of its own while the caller works on the last."""
+        if self.prefers_concurrency and type(self)._get_many is Store._get_many:
+            yield from self._get_window(keys, byte_range)
+            return
         size = config.requests()
         batches = [keys[i : i + size] for i in range(0, len(keys), size)]
         if len(batches) <= 1:
@@ -338,6 +347,34 @@ class Store(ABC):
                     future = fetcher.submit(self._get_many, batches[index + 1], byte_range)
                 yield [(k, found.get(k)) for k in batch]
 
+    def _get_window(
+        self, keys: builtins.list[str], byte_range: ByteRange | None
+    ) -> Iterator[builtins.list[tuple[str, bytes | None]]]:
+        if not keys:
+            return
+        arrived: queue.SimpleQueue[Future[bytes | None]] = queue.SimpleQueue()
+        waiting: dict[Future[bytes | None], str] = {}
+        todo = iter(keys)
+        pool = ThreadPoolExecutor(max_workers=min(config.requests(), len(keys)), thread_name_prefix="nczarr-fetch")
+
+        def send(count: int) -> None:
+            for key in itertools.islice(todo, count):
+                future = pool.submit(self._get, key, byte_range)
+                waiting[future] = key
+                future.add_done_callback(arrived.put)
+
+        try:
+            send(2 * config.requests())
+            while waiting:
+                done = [arrived.get()]
+                while not arrived.empty():
+                    done.append(arrived.get())
+                group = [(waiting.pop(future), future.result()) for future in done]
+                send(len(done))
+                yield group
+        finally:  # closed early or failed: what is still waiting is not sent, what runs ends
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _read_ranges(self, key: str, ranges: builtins.list[tuple[int, int]]) -> builtins.list[bytes] | None:
         """The bytes of each range of ``key`` (sorted, apart), or None when it is absent."""
         values = []
@@ -351,15 +388,27 @@ class Store(ABC):
     def _read_ranges_many(
         self, requests: dict[str, builtins.list[tuple[int, int]]]
     ) -> dict[str, builtins.list[bytes]]:
-        keys = builtins.list(requests)
-        if self.prefers_concurrency and len(keys) > 1:
-            with ThreadPoolExecutor(max_workers=min(config.requests(), len(keys))) as pool:
-                values = builtins.list(pool.map(lambda k: self._read_ranges(k, requests[k]), keys))
-        else:
-            values = [self._read_ranges(k, requests[k]) for k in keys]
-        return {k: v for k, v in zip(keys, values) if v is not None}
+        wanted = [(key, offset, length) for key, ranges in requests.items() for offset, length in ranges]
+        if not self.prefers_concurrency or len(wanted) < 2:
+            keys = builtins.list(requests)
+            found = [self._read_ranges(k, requests[k]) for k in keys]
+            return {k: v for k, v in zip(keys, found) if v is not None}
+        # every range of every key at once, under one bound; a key absent drops out whole
+        with ThreadPoolExecutor(max_workers=min(config.requests(), len(wanted))) as pool:
+            pieces = builtins.list(pool.map(lambda want: self._get(want[0], (want[1], want[2])), wanted))
+        values: dict[str, builtins.list[bytes]] = {key: [] for key in requests}
+        for (key, _, _), piece in zip(wanted, pieces):
+            if piece is None:
+                values.pop(key, None)
+            elif key in values:
+                values[key].append(piece)
+        return values
 
     def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        if self.prefers_concurrency and len(items) > 1:
+            with ThreadPoolExecutor(max_workers=min(config.requests(), len(items))) as pool:
+                builtins.list(pool.map(lambda item: self._set(*item), items.items()))
+            return
         for key, value in items.items():
             self._set(key, value)
 

@@ -10,27 +10,20 @@ would quietly behave otherwise.
 
 from __future__ import annotations
 
-import functools
-import itertools
 import os
-import queue
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from nczarr import config
 from nczarr.errors import StoreError
 from nczarr.store.base import ByteRange, Store
 from nczarr.store.fsspec import REMOTE_RANGE_MERGE_GAP, failure
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
-
-_T = TypeVar("_T")
 
 #: The URL schemes this store serves.
 S3_SCHEMES = frozenset({"s3", "s3a"})
@@ -175,47 +168,17 @@ def _client(location: S3Location) -> S3Store:
         return client
 
 
-# -- one pool of threads for every store of the process ------------------------------------------
-# Each request is one of obstore's blocking calls, which waits with the GIL released, on a
-# thread of this pool. obstore's async calls complete on its runtime's threads by calling into
-# Python (to wake an asyncio loop); one that did so while the interpreter was exiting aborted
-# the process (SIGABRT, 8 runs in 60 with both cores busy) after its work was done. Blocking
-# calls leave obstore's threads out of Python, and the pool's threads are joined before the
-# interpreter finalizes.
-_pool_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _executor() -> ThreadPoolExecutor:
-    """The pool of ``config.requests()`` threads (a changed setting, or a forked child, gets
-    a new one)."""
-    global _pool
-    workers = config.requests()
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid() or _pool[1]._max_workers != workers:
-            if _pool is not None and _pool[0] == os.getpid():
-                _pool[1].shutdown(wait=False)  # its running requests finish
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nczarr-obstore"))
-        return _pool[1]
-
-
-def _bounded(calls: list[Callable[[], _T]]) -> list[_T | BaseException]:
-    """Each call's result (or exception), at most ``config.requests()`` in flight."""
-    futures = [_executor().submit(call) for call in calls]
-    results: list[_T | BaseException] = []
-    for future in futures:
-        error = future.exception()
-        results.append(future.result() if error is None else error)
-    return results
-
-
 class ObstoreStore(Store):
     """Keys are objects below ``s3://bucket/prefix``, reached through obstore.
 
     ``url`` is ``s3://bucket/prefix``; ``storage_options`` are s3fs's (see :func:`s3_config`:
-    OptionsNotMapped names those obstore cannot take). Batch reads and writes keep up to
-    ``nczarr.config.requests()`` requests in flight; every value is one request (a PUT is
-    atomic, S3 replaces an object whole).
+    OptionsNotMapped names those obstore cannot take). Every value is one request (a PUT is
+    atomic, S3 replaces an object whole), made with obstore's blocking calls, which wait with
+    the GIL released; batches keep up to ``nczarr.config.requests()`` of them in flight on
+    threads (``Store``'s concurrent reads and writes, a window for chunks as they arrive).
+    obstore's async calls are not used: they finish on obstore's runtime threads by calling
+    into Python, and one that did so while the interpreter exited aborted the process
+    (SIGABRT, 8 runs in 60 with both cores busy) after its work was done.
     """
 
     prefers_concurrency = True
@@ -263,8 +226,6 @@ class ObstoreStore(Store):
         return failure(action, key, self, PermissionError(reason) if denied else OSError(reason), others)
 
     # -- reading -----------------------------------------------------------------------------------
-    # A single request (opening a dataset reads its first document so) is made on the calling
-    # thread; a batch on the pool's threads, to keep many in flight.
     def _read_call(self, key: str, byte_range: ByteRange | None) -> tuple[str, dict[str, object]] | None:
         """obstore's function and keywords reading ``byte_range`` of ``key``; None for an
         empty range (HTTP has none: the key's existence says b"")."""
@@ -311,58 +272,6 @@ class ObstoreStore(Store):
                     return None
         return None if self._head(key) is None else b""
 
-    def _get_many(self, keys: list[str], byte_range: ByteRange | None = None) -> dict[str, bytes]:
-        results = _bounded([functools.partial(self._get, key, byte_range) for key in keys])
-        values: dict[str, bytes] = {}
-        for key, value in zip(keys, results):
-            if isinstance(value, BaseException):
-                raise value
-            if value is not None:
-                values[key] = value
-        return values
-
-    def _get_arriving(self, keys: list[str], byte_range: ByteRange | None) -> Iterator[list[tuple[str, bytes | None]]]:
-        # A window, not batches: a request goes out as soon as one is answered (no batch
-        # waits for its slowest request), and at most twice the bound of answers wait for
-        # the caller.
-        arrived: queue.SimpleQueue[Future[bytes | None]] = queue.SimpleQueue()
-        waiting: dict[Future[bytes | None], str] = {}
-        todo = iter(keys)
-
-        def send(count: int) -> None:
-            for key in itertools.islice(todo, count):
-                future = _executor().submit(self._get, key, byte_range)
-                waiting[future] = key
-                future.add_done_callback(arrived.put)
-
-        send(2 * config.requests())
-        try:
-            while waiting:
-                done = [arrived.get()]
-                while not arrived.empty():
-                    done.append(arrived.get())
-                group = [(waiting.pop(future), future.result()) for future in done]
-                send(len(done))
-                yield group
-        finally:
-            for future in waiting:
-                future.cancel()
-            wait(waiting)
-
-    def _read_ranges_many(self, requests: dict[str, list[tuple[int, int]]]) -> dict[str, list[bytes]]:
-        # every range of every key at once, under one bound; a key absent drops out whole
-        wanted = [(key, offset, length) for key, ranges in requests.items() for offset, length in ranges]
-        results = _bounded([functools.partial(self._get, key, (offset, length)) for key, offset, length in wanted])
-        values: dict[str, list[bytes]] = {key: [] for key in requests}
-        for (key, _, _), value in zip(wanted, results):
-            if isinstance(value, BaseException):
-                raise value
-            if value is None:
-                values.pop(key, None)
-            elif key in values:
-                values[key].append(value)
-        return values
-
     def _exists(self, key: str) -> bool:
         return self._head(key) is not None
 
@@ -402,13 +311,6 @@ class ObstoreStore(Store):
         except Exception as exc:
             self._check_bucket(exc)
             raise self._failure("write", key, exc) from exc
-
-    def _set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
-        keys = list(items)
-        results = _bounded([functools.partial(self._set, key, items[key]) for key in keys])
-        failed = [result for result in results if isinstance(result, BaseException)]
-        if failed:
-            raise failed[0]
 
     def _delete(self, key: str) -> None:
         self._delete_many([key])
