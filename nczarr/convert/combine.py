@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import cftime
 import numpy as np
 
-from nczarr.convert.executor import Executor, InProcess
+from nczarr.convert.executor import Executor, InProcess, map_in_order
 from nczarr.convert.sources import open_source
 from nczarr.errors import CombineError
 from nczarr.formats.location import local_matches, parse_location
@@ -291,18 +291,11 @@ def plan_combine(
         and len(locations) >= SCAN_ON_EXECUTOR
         and not any("://" in where for where in locations)
     ):
-        found = dict(executor.run(_scan_task, options, list(enumerate(locations))))
-        scans = [found[i] for i in range(len(locations))]
+        scans = map_in_order(executor, scan_source, locations, options)
     else:
         with ThreadPoolExecutor(max_workers=min(8, len(locations))) as pool:
             scans = list(pool.map(lambda where: scan_source(where, options), locations))
     return plan_scans(scans, options)
-
-
-def _scan_task(options: CombineOptions, task: tuple[int, str]) -> tuple[int, SourceScan]:
-    """One source scanned where an executor runs it; the scan travels back by pickle."""
-    index, location = task
-    return index, scan_source(location, options)
 
 
 def plan_scans(scans: Sequence[SourceScan], options: CombineOptions = CombineOptions()) -> CombinePlan:

@@ -93,6 +93,25 @@ class DaskCluster:
             self.client.close()  # type: ignore[attr-defined]
 
 
+def map_in_order(
+    executor: Executor, function: Callable[[T, S], R], items: Sequence[T], shared: S,
+    done: Callable[[], None] = lambda: None,
+) -> list[R]:
+    """``function(item, shared)`` of every item, run on ``executor``, in the order of
+    ``items`` (the executor yields them as they finish; ``done`` is told of each)."""
+    results: dict[int, R] = {}
+    for index, result in executor.run(_indexed, (function, shared), list(enumerate(items))):
+        results[index] = result
+        done()
+    return [results[i] for i in range(len(items))]
+
+
+def _indexed(call: tuple[Callable[[T, S], R], S], task: tuple[int, T]) -> tuple[int, R]:
+    function, shared = call
+    index, item = task
+    return index, function(item, shared)
+
+
 def executor_for(
     *, client: object | None = None, scheduler: str | None = None, workers: int | None = None
 ) -> Executor:
@@ -105,4 +124,4 @@ def executor_for(
     return InProcess()
 
 
-__all__ = ["DaskCluster", "Executor", "InProcess", "LocalPool", "executor_for"]
+__all__ = ["DaskCluster", "Executor", "InProcess", "LocalPool", "executor_for", "map_in_order"]

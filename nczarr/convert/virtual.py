@@ -32,7 +32,7 @@ import numpy as np
 
 from nczarr.convert import sources as _sources
 from nczarr.convert.combine import COPY, CombineOptions, Conversion, SourceScan, plan_scans
-from nczarr.convert.executor import Executor, InProcess, executor_for
+from nczarr.convert.executor import Executor, InProcess, executor_for, map_in_order
 from nczarr.convert.hdf5 import BLOSC_NAME_OF_CODE, Hdf5Reader
 from nczarr.convert.netcdf3 import Netcdf3Reader
 from nczarr.errors import CopyError, NCZarrError
@@ -827,13 +827,6 @@ def _progress(total: int, enabled: bool, what: str) -> Callable[[], None]:
     return lambda: bar.update(1)
 
 
-def _scan_task(options: VirtualOptions, task: tuple[int, str]) -> tuple[int, FileScan]:
-    """One file scanned where an executor runs it (a worker process, a dask worker): the
-    scan comes back with its file closed, so it travels by pickle."""
-    index, path = task
-    return index, scan(path, options)
-
-
 def scan_all(
     paths: Sequence[str], options: VirtualOptions, *, client: object | None = None, executor: Executor | None = None
 ) -> list[FileScan]:
@@ -843,12 +836,7 @@ def scan_all(
     if executor is None:
         many = client is not None or len(paths) > 1
         executor = executor_for(client=client, workers=options.workers) if many else InProcess()
-    advance = _progress(len(paths), options.progress, "scanning")
-    scans: dict[int, FileScan] = {}
-    for index, found in executor.run(_scan_task, options, list(enumerate(paths))):
-        scans[index] = found
-        advance()
-    return [scans[i] for i in range(len(paths))]
+    return map_in_order(executor, scan, paths, options, _progress(len(paths), options.progress, "scanning"))
 
 
 def _build(
